@@ -1,0 +1,151 @@
+"""Cross-field rules: constraints between request fields that JSON Schema cannot state.
+
+The rules themselves are data, under ``x-cross-field-rules`` in the document (so the mock, the
+harness and a reader all see the same list); this module only knows how to evaluate each
+``kind``. A field that is absent or ``null`` counts as not given, as everywhere in the contract.
+
+Kinds: ``exactly_one_of``, ``at_most_one_of``, ``all_or_none_of`` (counts of given fields),
+``at_least`` (first >= second, when the first is given), ``forbids_when`` (when ``when`` holds,
+the first field must take one of ``allowed``), ``requires_value`` (when the first is given,
+``requires`` must hold), ``list_length_equals`` (when the first is a list, its length equals the
+second field's value).
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+from .document import JSON, extension
+
+
+@dataclass(frozen=True)
+class CrossFieldRule:
+    """One rule of ``x-cross-field-rules``."""
+
+    id: str
+    kind: str
+    fields: tuple[str, ...]
+    profiles: frozenset[str]
+    message: str
+    source: str
+    options: Mapping[str, JSON]
+
+
+@dataclass(frozen=True)
+class CrossFieldViolation:
+    """A broken rule: ``param`` is the field an error envelope should name."""
+
+    rule_id: str
+    param: str
+    message: str
+
+
+def _given(request: Mapping[str, JSON], name: str) -> bool:
+    return request.get(name) is not None
+
+
+def _value(request: Mapping[str, JSON], name: str, defaults: Mapping[str, JSON]) -> JSON:
+    value = request.get(name)
+    return defaults.get(name) if value is None else value
+
+
+def _count_given(rule: CrossFieldRule, request: Mapping[str, JSON]) -> int:
+    return sum(_given(request, name) for name in rule.fields)
+
+
+def _exactly_one_of(rule: CrossFieldRule, request: Mapping[str, JSON]) -> bool:
+    return _count_given(rule, request) == 1
+
+
+def _at_most_one_of(rule: CrossFieldRule, request: Mapping[str, JSON]) -> bool:
+    return _count_given(rule, request) <= 1
+
+
+def _all_or_none_of(rule: CrossFieldRule, request: Mapping[str, JSON]) -> bool:
+    return _count_given(rule, request) in (0, len(rule.fields))
+
+
+def _at_least(rule: CrossFieldRule, request: Mapping[str, JSON]) -> bool:
+    first, second = rule.fields
+    if not _given(request, first):
+        return True
+    defaults = rule.options.get("defaults", {})
+    left, right = _value(request, first, defaults), _value(request, second, defaults)
+    if not isinstance(left, (int, float)) or not isinstance(right, (int, float)):
+        return True  # a type error is the schema's to report
+    return left >= right
+
+
+def _conditions_hold(request: Mapping[str, JSON], conditions: Mapping[str, JSON]) -> bool:
+    return all(request.get(name) == expected for name, expected in conditions.items())
+
+
+def _forbids_when(rule: CrossFieldRule, request: Mapping[str, JSON]) -> bool:
+    if not _conditions_hold(request, rule.options["when"]):
+        return True
+    allowed = rule.options["allowed"]
+    return all(request.get(name) in values for name, values in allowed.items())
+
+
+def _requires_value(rule: CrossFieldRule, request: Mapping[str, JSON]) -> bool:
+    if not _given(request, rule.fields[0]):
+        return True
+    return _conditions_hold(request, rule.options["requires"])
+
+
+def _list_length_equals(rule: CrossFieldRule, request: Mapping[str, JSON]) -> bool:
+    first, second = rule.fields
+    value = request.get(first)
+    if not isinstance(value, list):
+        return True
+    expected = _value(request, second, rule.options.get("defaults", {}))
+    return not isinstance(expected, int) or len(value) == expected
+
+
+_KINDS: dict[str, Callable[[CrossFieldRule, Mapping[str, JSON]], bool]] = {
+    "exactly_one_of": _exactly_one_of,
+    "at_most_one_of": _at_most_one_of,
+    "all_or_none_of": _all_or_none_of,
+    "at_least": _at_least,
+    "forbids_when": _forbids_when,
+    "requires_value": _requires_value,
+    "list_length_equals": _list_length_equals,
+}
+
+
+@functools.cache
+def cross_field_rules() -> tuple[CrossFieldRule, ...]:
+    """Every rule of the document, validated: an unknown kind is an error at load time."""
+    rules = []
+    for raw in extension("x-cross-field-rules") or []:
+        if raw["kind"] not in _KINDS:
+            raise ValueError(f"cross-field rule {raw['id']!r} has unknown kind {raw['kind']!r}")
+        standard = {"id", "kind", "fields", "profiles", "message", "source"}
+        rules.append(
+            CrossFieldRule(
+                id=raw["id"],
+                kind=raw["kind"],
+                fields=tuple(raw["fields"]),
+                profiles=frozenset(raw["profiles"]),
+                message=raw["message"],
+                source=raw["source"],
+                options={k: v for k, v in raw.items() if k not in standard},
+            )
+        )
+    return tuple(rules)
+
+
+def cross_field_violations(
+    request: Mapping[str, JSON], profile: str
+) -> list[CrossFieldViolation]:
+    """The cross-field rules of ``profile`` that ``request`` breaks, in document order.
+
+    Call it on a request that already passed the profile's request schema.
+    """
+    return [
+        CrossFieldViolation(rule.id, rule.fields[0], rule.message)
+        for rule in cross_field_rules()
+        if profile in rule.profiles and not _KINDS[rule.kind](rule, request)
+    ]

@@ -1,0 +1,181 @@
+"""Profiles: which part of the contract applies to which kind of server.
+
+A profile (``spec/profiles/<name>.yaml``) names the operations a server serves, the request
+fields it must accept, whether it rejects unknown fields, the schemas its responses, chunks and
+errors follow, the status codes it answers invalid input with, and the optional features it
+claims (``spec/features.yaml`` lists them all). The mock serves profiles; the harness checks a
+server against one.
+"""
+
+from __future__ import annotations
+
+import copy
+import functools
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from importlib import resources
+from typing import Literal
+
+import yaml
+from jsonschema.protocols import Validator
+
+from .document import JSON, component
+from .schemas import standalone_schema, validator_for
+
+SchemaRole = Literal[
+    "request", "response", "chunk", "usage_chunk", "event_stream", "error", "models"
+]
+UnknownFields = Literal["reject", "ignore"]
+
+
+@dataclass(frozen=True)
+class Operation:
+    """One HTTP operation of a profile, e.g. ``POST /v1/completions``."""
+
+    path: str
+    method: str
+    operation_id: str
+
+
+@dataclass(frozen=True)
+class Profile:
+    """A machine-readable profile; build it with :func:`get_profile`."""
+
+    name: str
+    title: str
+    description: str
+    source: str
+    base_path: str
+    operations: Mapping[str, Operation]
+    schema_names: Mapping[str, str]
+    request_fields: tuple[str, ...]
+    required_fields: tuple[str, ...]
+    unknown_fields: UnknownFields
+    invalid_request_statuses: tuple[int, ...]
+    unauthorized_status: int
+    unknown_model_statuses: tuple[int, ...]
+    usage_key_on_chunks: str
+    limits: Mapping[str, int | None]
+    features: frozenset[str]
+    headers: Mapping[str, str] = field(default_factory=dict)
+
+    @property
+    def completions_path(self) -> str:
+        return self.operations["completions"].path
+
+    @property
+    def models_path(self) -> str | None:
+        models = self.operations.get("models")
+        return models.path if models else None
+
+    def claims(self, feature: str) -> bool:
+        """Whether the profile claims an optional feature (see ``spec/features.yaml``)."""
+        if feature not in all_features():
+            raise KeyError(f"unknown feature {feature!r}; known: {sorted(all_features())}")
+        return feature in self.features
+
+    def schema(self, role: SchemaRole) -> dict[str, JSON]:
+        """A standalone Draft 2020-12 JSON Schema for ``role`` under this profile.
+
+        The request schema keeps only the profile's ``request_fields`` and, when the profile
+        rejects unknown fields, sets ``additionalProperties: false``.
+        """
+        return _profile_schema(self.name, role)
+
+    def validator(self, role: SchemaRole) -> Validator:
+        """A cached ``jsonschema`` validator for :meth:`schema`."""
+        return _profile_validator(self.name, role)
+
+
+def _request_patch(profile: Profile) -> dict[str, JSON]:
+    base = component(profile.schema_names["request"])
+    properties = base.get("properties", {})
+    missing = [name for name in profile.request_fields if name not in properties]
+    if missing:
+        raise ValueError(f"profile {profile.name!r} names request fields the schema lacks: {missing}")
+    patch: dict[str, JSON] = {
+        "properties": {name: properties[name] for name in profile.request_fields},
+        "required": list(profile.required_fields),
+    }
+    if profile.unknown_fields == "reject":
+        patch["additionalProperties"] = False
+    return patch
+
+
+@functools.cache
+def _profile_schema_cached(name: str, role: str) -> dict[str, JSON]:
+    profile = get_profile(name)
+    schema_name = profile.schema_names.get(role)
+    if schema_name is None:
+        raise KeyError(f"profile {name!r} has no {role!r} schema")
+    if role == "request":
+        return standalone_schema(schema_name, patch=_request_patch(profile))
+    return standalone_schema(schema_name)
+
+
+def _profile_schema(name: str, role: str) -> dict[str, JSON]:
+    return copy.deepcopy(_profile_schema_cached(name, role))
+
+
+@functools.cache
+def _profile_validator(name: str, role: str) -> Validator:
+    return validator_for(_profile_schema_cached(name, role))
+
+
+@functools.cache
+def all_features() -> Mapping[str, str]:
+    """Every optional feature name with its one-line description."""
+    text = resources.files(__package__).joinpath("features.yaml").read_text("utf-8")
+    loaded = yaml.safe_load(text)
+    return dict(loaded)
+
+
+def profile_names() -> list[str]:
+    """Names of the shipped profiles, sorted."""
+    folder = resources.files(__package__).joinpath("profiles")
+    return sorted(p.name[: -len(".yaml")] for p in folder.iterdir() if p.name.endswith(".yaml"))
+
+
+@functools.cache
+def get_profile(name: str) -> Profile:
+    """Load the profile ``name`` (``openai``, ``openai-compatible`` or ``friendli``)."""
+    if name not in profile_names():
+        raise KeyError(f"unknown profile {name!r}; choose one of {profile_names()}")
+    raw = yaml.safe_load(
+        resources.files(__package__).joinpath("profiles", f"{name}.yaml").read_text("utf-8")
+    )
+    return _build(raw)
+
+
+def _build(raw: dict[str, JSON]) -> Profile:
+    features = frozenset(raw.get("features", []))
+    unknown = features - set(all_features())
+    if unknown:
+        raise ValueError(f"profile {raw['name']!r} claims unknown features {sorted(unknown)}")
+    if raw["unknown_fields"] not in ("reject", "ignore"):
+        raise ValueError(f"profile {raw['name']!r}: unknown_fields must be reject or ignore")
+    errors = raw["errors"]
+    return Profile(
+        name=raw["name"],
+        title=raw["title"],
+        description=" ".join(str(raw["description"]).split()),
+        source=raw["source"],
+        base_path=raw["base_path"],
+        operations={key: Operation(**value) for key, value in raw["operations"].items()},
+        schema_names=dict(raw["schemas"]),
+        request_fields=tuple(raw["request_fields"]),
+        required_fields=tuple(raw["required_fields"]),
+        unknown_fields=raw["unknown_fields"],
+        invalid_request_statuses=tuple(errors["invalid_request"]),
+        unauthorized_status=int(errors["unauthorized"]),
+        unknown_model_statuses=tuple(errors["unknown_model"]),
+        usage_key_on_chunks=raw["stream"]["usage_key_on_chunks"],
+        limits=dict(raw.get("limits", {})),
+        features=features,
+        headers=dict(raw.get("headers", {})),
+    )
+
+
+def profiles() -> dict[str, Profile]:
+    """Every shipped profile by name."""
+    return {name: get_profile(name) for name in profile_names()}

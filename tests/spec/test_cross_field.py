@@ -1,0 +1,57 @@
+"""Cross-field rules: each kind, on the rules the document ships."""
+
+from __future__ import annotations
+
+import pytest
+
+import spec
+
+
+def _ids(body: dict, profile: str) -> list[str]:
+    return [v.rule_id for v in spec.cross_field_violations(body, profile)]
+
+
+BASE = {"model": "m", "prompt": "hi"}
+
+
+@pytest.mark.parametrize(
+    ("body", "profile", "expected"),
+    [
+        (BASE, "openai", []),
+        ({**BASE, "best_of": 1, "n": 2}, "openai", ["best-of-at-least-n"]),
+        ({**BASE, "best_of": 2, "n": 2}, "openai", []),
+        ({**BASE, "n": 3}, "openai", []),
+        ({**BASE, "best_of": 3, "stream": True}, "openai", ["best-of-not-streamed"]),
+        ({**BASE, "best_of": 1, "stream": True}, "openai", []),
+        ({**BASE, "stream_options": {"include_usage": True}}, "openai", ["stream-options-need-stream"]),
+        ({**BASE, "stream_options": {"include_usage": True}, "stream": False}, "openai-compatible",
+         ["stream-options-need-stream"]),
+        ({**BASE, "stream_options": None}, "openai", []),
+        ({**BASE, "stream_options": {}, "stream": True}, "openai", []),
+        ({"model": "m"}, "friendli", ["prompt-xor-tokens"]),
+        ({"model": "m", "prompt": "x", "tokens": [1]}, "friendli", ["prompt-xor-tokens"]),
+        ({"model": "m", "tokens": [1], "prompt": None}, "friendli", []),
+        ({**BASE, "max_tokens": 3, "max_total_tokens": 9}, "friendli", ["max-tokens-xor-max-total-tokens"]),
+        ({**BASE, "min_tokens": 3, "min_total_tokens": 9}, "friendli", ["min-tokens-xor-min-total-tokens"]),
+        ({**BASE, "min_tokens": 3, "response_format": {"type": "text"}}, "friendli",
+         ["min-tokens-without-response-format"]),
+        ({**BASE, "seed": [1, 2]}, "friendli", ["seed-list-matches-n"]),
+        ({**BASE, "seed": [1, 2], "n": 2}, "friendli", []),
+        ({**BASE, "seed": 5, "n": 2}, "friendli", []),
+        ({**BASE, "embedding_to_replace": [0.1]}, "friendli", ["embedding-replacement-pairs"]),
+    ],
+)
+def test_rules(body: dict, profile: str, expected: list[str]) -> None:
+    assert _ids(body, profile) == expected
+
+
+def test_violation_names_the_first_field_as_param() -> None:
+    (violation,) = spec.cross_field_violations({**BASE, "best_of": 1, "n": 2}, "openai")
+    assert violation.param == "best_of"
+    assert "best_of" in violation.message
+
+
+def test_every_rule_names_profiles_that_exist_and_a_source() -> None:
+    for rule in spec.cross_field_rules():
+        assert rule.profiles <= set(spec.profile_names()), rule.id
+        assert rule.source and rule.message, rule.id
