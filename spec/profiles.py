@@ -77,8 +77,9 @@ class Profile:
     def schema(self, role: SchemaRole) -> dict[str, JSON]:
         """A standalone Draft 2020-12 JSON Schema for ``role`` under this profile.
 
-        The request schema keeps only the profile's ``request_fields`` and, when the profile
-        rejects unknown fields, sets ``additionalProperties: false``.
+        The request schema keeps only the profile's ``request_fields`` (and no others: it says
+        what a client of this profile sends; ``unknown_fields`` says how the server may treat
+        fields outside it).
         """
         return _profile_schema(self.name, role)
 
@@ -93,13 +94,13 @@ def _request_patch(profile: Profile) -> dict[str, JSON]:
     missing = [name for name in profile.request_fields if name not in properties]
     if missing:
         raise ValueError(f"profile {profile.name!r} names request fields the schema lacks: {missing}")
-    patch: dict[str, JSON] = {
+    # Always closed: the schema describes what to send, and we never send unknown fields on
+    # purpose. `unknown_fields` says how a server may answer one (reject, or ignore).
+    return {
         "properties": {name: properties[name] for name in profile.request_fields},
         "required": list(profile.required_fields),
+        "additionalProperties": False,
     }
-    if profile.unknown_fields == "reject":
-        patch["additionalProperties"] = False
-    return patch
 
 
 @functools.cache

@@ -37,10 +37,12 @@ def test_strict_openai_rejects_unknown_and_extension_fields() -> None:
     assert not validator.is_valid({"model": "m", "prompt": "hi", "bogus": 1})
 
 
-def test_lenient_profile_accepts_extensions_and_unknown_fields() -> None:
-    validator = spec.get_profile("openai-compatible").validator("request")
+def test_lenient_profile_accepts_extensions_and_may_ignore_unknown_fields() -> None:
+    profile = spec.get_profile("openai-compatible")
+    validator = profile.validator("request")
     assert validator.is_valid({"model": "m", "prompt": "hi", "top_k": 3, "min_p": 0.1})
-    assert validator.is_valid({"model": "m", "prompt": "hi", "ignore_eos": True})
+    assert not validator.is_valid({"model": "m", "prompt": "hi", "ignore_eos": True})
+    assert profile.unknown_fields == "ignore"
 
 
 @pytest.mark.parametrize(
