@@ -1,0 +1,167 @@
+"""The reference language model: next-token distributions from an interpolated KN n-gram model.
+
+``logprobs(context)`` returns a dense float64 vector over the whole vocabulary. With the chain of
+histories ``h1 ⊂ h2 ⊂ ... ⊂ hk`` (the longest suffixes of the context that training saw) the
+interpolated probability of a token ``w`` is
+
+* ``P_k(w | hk)`` if ``w`` followed ``hk`` (precomputed at load),
+* ``gamma(hk) * P_{k-1}(w | h_{k-1})`` if it first follows at level ``k-1``, and so on,
+* ``gamma(hk) * ... * gamma(h1) * base(w)`` otherwise.
+
+So a query starts from the precomputed ``log base`` plus one scalar and overwrites the followers
+of each level in turn (followers nest, see ``kneser_ney``): a dense add and a few small scatters,
+no logarithms, no reductions. All arithmetic is IEEE ``+``/``*`` on values computed at load,
+so results are bit-identical across runs, processes and machines.
+
+Returned arrays are read-only and cached per history chain (bounded, thread-safe LRU). The model
+holds no other mutable state, so one instance serves concurrent requests.
+
+Note for callers: training saw every document preceded by ``<|endoftext|>``; a prompt that starts
+a document is best conditioned with ``eot_id`` in front (as GPT-2 does).
+"""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Sequence
+
+import numpy as np
+
+from .cache import LRUCache
+from .kneser_ney import ModelTables
+
+DEFAULT_CACHE_SIZE = 512  # per kind; one entry is vocab_size * 8 bytes (32 KiB for 4k)
+
+Chain = tuple[int, int]  # (history length, packed history)
+
+
+class LanguageModel:
+    """Next-token distributions of an order-``order`` interpolated modified-KN model."""
+
+    vocab_size: int
+    order: int
+    version: str
+
+    def __init__(
+        self, tables: ModelTables, version: str, cache_size: int = DEFAULT_CACHE_SIZE
+    ) -> None:
+        """Wrap estimated tables; ``version`` identifies the artifacts they came from."""
+        self.vocab_size = tables.vocab_size
+        self.order = tables.order
+        self.version = version
+        self._tables = tables
+        vocab = tables.vocab_size
+        levels = tables.levels
+        first = levels[0]
+        row_of_token = [-1] * vocab
+        for row, key in enumerate(first.keys.tolist()):
+            row_of_token[key] = row
+        self._row_of_token = row_of_token
+        # Dicts keyed by packed int histories (int hashing is not randomized per process).
+        # Level 1 uses the list above; the empty dict keeps indices aligned with history length.
+        self._rows: list[dict[int, int]] = [
+            dict(zip(level.keys.tolist(), range(level.keys.size), strict=True)) if n else {}
+            for n, level in enumerate(levels)
+        ]
+        self._offsets = [level.offsets.tolist() for level in levels]
+        self._gamma = [level.gamma.tolist() for level in levels]
+        self._log_gamma = [level.log_gamma.tolist() for level in levels]
+        self._followers = [level.followers for level in levels]
+        self._probs = [level.probs for level in levels]
+        self._level_logprobs = [level.logprobs for level in levels]
+        self._logprob_cache: LRUCache[Chain, np.ndarray] = LRUCache(cache_size)
+        self._prob_cache: LRUCache[Chain, np.ndarray] = LRUCache(cache_size)
+
+    @property
+    def tables(self) -> ModelTables:
+        """The estimated tables (read-only arrays)."""
+        return self._tables
+
+    def _token(self, value: int) -> int:
+        token = operator.index(value)
+        if not 0 <= token < self.vocab_size:
+            raise ValueError(f"token id {token} out of range (vocab_size {self.vocab_size})")
+        return token
+
+    def _chain(self, context: Sequence[int]) -> tuple[Chain, list[int]]:
+        """The longest seen history suffix (as a cache key) and its row at each level."""
+        n = len(context)
+        if n == 0:
+            return (0, 0), []
+        key = self._token(context[-1])
+        row = self._row_of_token[key]
+        if row < 0:
+            return (0, 0), []
+        rows = [row]
+        scale = self.vocab_size
+        for length in range(2, min(self.order - 1, n) + 1):
+            packed = self._token(context[-length]) * scale + key
+            found = self._rows[length - 1].get(packed)
+            if found is None:
+                break
+            rows.append(found)
+            key = packed
+            scale *= self.vocab_size
+        return (len(rows), key), rows
+
+    def logprobs(self, context: Sequence[int]) -> np.ndarray:
+        """Natural-log next-token probabilities, shape ``(vocab_size,)``, read-only, cached.
+
+        Only the last ``order - 1`` tokens of ``context`` matter; raises ValueError for an
+        out-of-range id among them.
+        """
+        chain, rows = self._chain(context)
+        if not rows:
+            return self._tables.log_base
+        cached = self._logprob_cache.get(chain)
+        if cached is not None:
+            return cached
+        depth = len(rows)
+        shifts = [0.0] * (depth + 1)
+        for level in range(depth, 0, -1):
+            shifts[level - 1] = shifts[level] + self._log_gamma[level - 1][rows[level - 1]]
+        out = np.add(self._tables.log_base, shifts[0])
+        for level in range(depth):
+            row = rows[level]
+            offsets = self._offsets[level]
+            start, stop = offsets[row], offsets[row + 1]
+            values = self._level_logprobs[level][start:stop]
+            shift = shifts[level + 1]
+            if shift != 0.0:
+                values = np.add(values, shift)
+            out[self._followers[level][start:stop]] = values
+        out.flags.writeable = False
+        return self._logprob_cache.put(chain, out)
+
+    def probs(self, context: Sequence[int]) -> np.ndarray:
+        """Next-token probabilities, computed like ``logprobs`` (not by exponentiating it).
+
+        The two agree to within a few ulp; each is bit-reproducible on its own.
+        """
+        chain, rows = self._chain(context)
+        if not rows:
+            return self._tables.base
+        cached = self._prob_cache.get(chain)
+        if cached is not None:
+            return cached
+        depth = len(rows)
+        scales = [1.0] * (depth + 1)
+        for level in range(depth, 0, -1):
+            scales[level - 1] = scales[level] * self._gamma[level - 1][rows[level - 1]]
+        out = np.multiply(self._tables.base, scales[0])
+        for level in range(depth):
+            row = rows[level]
+            offsets = self._offsets[level]
+            start, stop = offsets[row], offsets[row + 1]
+            values = self._probs[level][start:stop]
+            scale = scales[level + 1]
+            if scale != 1.0:
+                values = np.multiply(values, scale)
+            out[self._followers[level][start:stop]] = values
+        out.flags.writeable = False
+        return self._prob_cache.put(chain, out)
+
+    def history(self, context: Sequence[int]) -> tuple[int, ...]:
+        """The suffix of ``context`` that determines the distribution (longest seen history)."""
+        (depth, _), _ = self._chain(context)
+        return tuple(operator.index(t) for t in context[len(context) - depth :]) if depth else ()
