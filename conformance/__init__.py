@@ -1,0 +1,1 @@
+"""Conformance harness for OpenAI-compatible text Completions servers, tested over real HTTP."""

@@ -1,0 +1,34 @@
+"""Recording HTTP exchanges over real connections, with hard limits, for the harness.
+
+:func:`record` sends one request with aiohttp and keeps the response bytes, their timings and,
+for ``text/event-stream`` responses, the events and observations of the strict SSE parser
+(:mod:`conformance.sse`, after WHATWG HTML 9.2,
+https://html.spec.whatwg.org/multipage/server-sent-events.html#event-stream-interpretation).
+:func:`to_curl` turns a recording into a command that reproduces it.
+"""
+
+from .curl import AUTH_VARIABLE, secret_variable, to_curl
+from .exchange import Exchange, RecordedRequest, Timings
+from .json_types import JSON
+from .limits import Limits, Termination
+from .recorder import DEFAULT_LIMITS, open_session, record
+from .redact import REDACTED, is_secret_header, redact_headers, redact_url
+
+__all__ = [
+    "AUTH_VARIABLE",
+    "DEFAULT_LIMITS",
+    "JSON",
+    "REDACTED",
+    "Exchange",
+    "Limits",
+    "RecordedRequest",
+    "Termination",
+    "Timings",
+    "is_secret_header",
+    "open_session",
+    "record",
+    "redact_headers",
+    "redact_url",
+    "secret_variable",
+    "to_curl",
+]

@@ -1,0 +1,201 @@
+"""Record one HTTP exchange over a real connection, within hard limits.
+
+The body is read with ``response.content.readany()`` as bytes arrive; each read waits at most
+``min(idle time left, total time left)`` (``asyncio.wait_for``, so Python 3.10 works). Bytes are
+fed to the strict SSE parser (:mod:`conformance.sse`) as they come, so event times are arrival
+times. Any limit closes the connection at once; nothing is buffered beyond the limits. Every
+failure becomes a :class:`~conformance.transport.limits.Termination` with a message: no exception
+leaves :func:`record` except cancellation (and ``ValueError`` for contradictory arguments).
+
+The request is sent with aiohttp's ``auto_decompress=False`` and, unless the caller set one,
+``Accept-Encoding: identity``, so the recorded body is the bytes on the wire; redirects are not
+followed (a redirect is itself a finding).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Iterable, Mapping
+
+import aiohttp
+
+from conformance.sse import SSEParser
+
+from .decoding import make_decoder
+from .exchange import Exchange, RecordedRequest
+from .json_types import JSON
+from .limits import Limits, Termination
+from .recording import Recording
+from .redact import redact_headers, redact_url
+
+DEFAULT_LIMITS = Limits()
+
+# aiohttp < 3.10 has no ConnectionTimeoutError; its parent is only raised while connecting here,
+# because the recorder sets no sock_read timeout
+_CONNECT_TIMEOUT = getattr(aiohttp, "ConnectionTimeoutError", aiohttp.ServerTimeoutError)
+_CONNECT_ERRORS = (aiohttp.ClientConnectorError, _CONNECT_TIMEOUT, aiohttp.InvalidURL)
+
+
+def open_session(**kwargs: object) -> aiohttp.ClientSession:
+    """A session suited to :func:`record`: no automatic decompression and no cookie jar (each
+    exchange stands alone). Call it inside a running event loop; extra kwargs go to aiohttp."""
+    options: dict[str, object] = {
+        "auto_decompress": False,
+        "cookie_jar": aiohttp.DummyCookieJar(),
+    }
+    options.update(kwargs)
+    return aiohttp.ClientSession(**options)  # type: ignore[arg-type]
+
+
+def _describe(exc: BaseException) -> str:
+    text = str(exc)
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+async def record(
+    session: aiohttp.ClientSession,
+    method: str,
+    url: str,
+    *,
+    json_body: JSON = None,
+    body: bytes | None = None,
+    headers: Mapping[str, str] | Iterable[tuple[str, str]] | None = None,
+    limits: Limits = DEFAULT_LIMITS,
+    sse: bool | None = None,
+    secret_headers: Iterable[str] = (),
+) -> Exchange:
+    """Send one request and record the response within ``limits``.
+
+    ``json_body`` is serialised compactly as UTF-8 (``Content-Type: application/json`` added
+    unless given); ``body`` sends bytes as they are; passing both is a ``ValueError``. ``sse``
+    forces (``True``) or forbids (``False``) SSE parsing; ``None`` parses when the response's
+    media type is ``text/event-stream``. ``secret_headers`` names extra headers to redact.
+    """
+    if json_body is not None and body is not None:
+        raise ValueError("pass json_body or body, not both")
+    secret = tuple(secret_headers)
+    items = list(headers.items() if isinstance(headers, Mapping) else headers or ())
+    names = {name.lower() for name, _ in items}
+    if json_body is not None:
+        body = json.dumps(json_body, ensure_ascii=False, separators=(",", ":")).encode()
+        if "content-type" not in names:
+            items.append(("Content-Type", "application/json"))
+    if "accept-encoding" not in names:
+        items.append(("Accept-Encoding", "identity"))
+    request = RecordedRequest(
+        method.upper(), redact_url(url, secret), redact_headers(items, secret), body or b""
+    )
+    state = Recording(request, limits)
+    try:
+        await _exchange(state, session, url, items, body, sse)
+    except _CONNECT_ERRORS as exc:
+        state.stop(Termination.CONNECT_ERROR, _describe(exc))
+    except Exception as exc:  # every other failure is the connection's: record, never raise
+        state.stop(Termination.CONNECTION_ERROR, _describe(exc))
+    return state.build()
+
+
+async def _exchange(
+    state: Recording,
+    session: aiohttp.ClientSession,
+    url: str,
+    items: list[tuple[str, str]],
+    body: bytes | None,
+    sse: bool | None,
+) -> None:
+    limits = state.limits
+    timeout = aiohttp.ClientTimeout(
+        total=None, connect=None, sock_connect=limits.connect_timeout, sock_read=None
+    )
+
+    async def send() -> aiohttp.ClientResponse:
+        return await session.request(
+            state.request.method,
+            url,
+            data=body,
+            headers=items,
+            allow_redirects=False,
+            auto_decompress=False,
+            timeout=timeout,
+        )
+
+    try:
+        state.response = await asyncio.wait_for(send(), limits.total_time - state.now())
+    except asyncio.TimeoutError as exc:
+        if isinstance(exc, aiohttp.ClientError):
+            raise
+        state.stop(Termination.TOTAL_TIME_LIMIT, "no response headers within total_time")
+        return
+    response = state.response
+    state.headers_at = state.now()
+    media_type = response.headers.get("Content-Type", "").split(";", 1)[0].strip().lower()
+    if sse if sse is not None else media_type == "text/event-stream":
+        state.parser = SSEParser(
+            max_line_bytes=limits.max_line_bytes, max_event_bytes=limits.max_event_bytes
+        )
+        state.decoder = make_decoder(response.headers.get("Content-Encoding"))
+    clean = False
+    try:
+        await _read_body(state, response)
+        clean = state.termination is Termination.EOF
+    finally:
+        if clean:
+            response.release()  # the body was read to its end: the connection may be reused
+        else:
+            response.close()
+
+
+def _salvage(state: Recording, response: aiohttp.ClientResponse) -> None:
+    """Keep bytes that arrived before a connection failure.
+
+    aiohttp's ``readany()`` raises a stored error (say, a chunked body cut short) before handing
+    out data still buffered, so a server that writes its last events and then breaks the
+    connection would lose them. This reads that buffer through aiohttp's private
+    ``_read_nowait``; if that ever disappears, nothing is salvaged and nothing breaks.
+    """
+    read_buffered = getattr(response.content, "_read_nowait", None)
+    if read_buffered is None:
+        return
+    try:
+        chunk = read_buffered(-1)
+    except Exception:
+        return
+    if isinstance(chunk, bytes) and chunk:
+        state.take(chunk, state.now())
+
+
+async def _read_body(state: Recording, response: aiohttp.ClientResponse) -> None:
+    try:
+        await _read_chunks(state, response)
+    except aiohttp.ClientPayloadError:
+        _salvage(state, response)
+        raise
+
+
+async def _read_chunks(state: Recording, response: aiohttp.ClientResponse) -> None:
+    limits = state.limits
+    last_bytes_at = state.headers_at or 0.0
+    while True:
+        now = state.now()
+        total_left = limits.total_time - now
+        idle_left = last_bytes_at + limits.idle_timeout - now
+        if total_left <= 0 or idle_left <= 0:
+            break
+        try:
+            chunk = await asyncio.wait_for(response.content.readany(), min(total_left, idle_left))
+        except asyncio.TimeoutError as exc:
+            if isinstance(exc, aiohttp.ClientError):
+                raise
+            break
+        now = state.now()
+        if not chunk:
+            return  # end of body: termination stays EOF
+        last_bytes_at = now
+        if not state.take(chunk, now):
+            return
+    # a deadline passed: say which
+    if limits.total_time <= last_bytes_at + limits.idle_timeout:
+        state.stop(Termination.TOTAL_TIME_LIMIT, f"body not finished within {limits.total_time} s")
+    else:
+        state.stop(Termination.IDLE_TIMEOUT, f"no bytes for {limits.idle_timeout} s")
