@@ -1,0 +1,65 @@
+"""Logits processing and sampling for the reference engine: pure functions over numpy arrays.
+
+Per step: ``process_logits(model_logprobs, ctx)`` applies the logit-modifying processors in
+one documented order and re-normalises (that is the distribution the API reports), then
+``sample(processed, params, rng, allowed=ctx.token_filter())`` applies temperature and
+truncation and makes one seeded draw. See ``pipeline`` and ``sampler`` for the contracts.
+
+Modules: ``params`` (request parameters), ``context`` (per-step inputs), ``bias``,
+``penalties``, ``bans``, ``json_grammar`` + ``json_object`` (the logit processors),
+``pipeline`` (their order), ``logprobs`` (what is reported), ``truncation`` + ``sampler`` +
+``rng`` (the draw), ``errors``.
+"""
+
+from __future__ import annotations
+
+from .bans import apply_bad_words, apply_min_tokens, apply_no_repeat_ngram
+from .bias import apply_logit_bias
+from .context import SamplingContext
+from .errors import NoAllowedTokenError
+from .json_grammar import JsonGrammar, JsonState
+from .json_object import (
+    JsonObjectConstraint,
+    JsonTokenFilter,
+    apply_json_object,
+    json_object_constraint,
+)
+from .logprobs import LOGPROB_FLOOR, finite_logprob, log_softmax, top_logprobs
+from .params import FrozenMap, SamplingParams
+from .penalties import apply_presence_frequency_penalty, apply_repetition_penalty
+from .pipeline import process_logits
+from .rng import SeededRng
+from .sampler import TokenFilter, greedy, sample
+from .truncation import min_p_filter, top_k_filter, top_p_filter, xtc_filter
+
+__all__ = [
+    "LOGPROB_FLOOR",
+    "FrozenMap",
+    "JsonGrammar",
+    "JsonObjectConstraint",
+    "JsonState",
+    "JsonTokenFilter",
+    "NoAllowedTokenError",
+    "SamplingContext",
+    "SamplingParams",
+    "SeededRng",
+    "TokenFilter",
+    "apply_bad_words",
+    "apply_json_object",
+    "apply_logit_bias",
+    "apply_min_tokens",
+    "apply_no_repeat_ngram",
+    "apply_presence_frequency_penalty",
+    "apply_repetition_penalty",
+    "finite_logprob",
+    "greedy",
+    "json_object_constraint",
+    "log_softmax",
+    "min_p_filter",
+    "process_logits",
+    "sample",
+    "top_k_filter",
+    "top_logprobs",
+    "top_p_filter",
+    "xtc_filter",
+]

@@ -1,0 +1,236 @@
+"""Request-level sampling parameters: one frozen, validated, hashable value per request.
+
+``SamplingParams`` holds every OpenAI and FriendliAI knob that changes which token is picked,
+with the APIs' defaults, so that "all defaults" can be recognised in O(1) on the hot path
+(``has_logit_processors`` and ``truncates`` are computed once here). Values are validated eagerly
+in ``__post_init__``; errors name the field and the value. Containers are normalised to
+immutable types (``FrozenMap`` for ``logit_bias``, tuples for ``bad_word_tokens``) so a params
+object can be shared between choices, threads and caches.
+
+``response_format`` is stored as its ``type`` string. ``json_object`` constrains the output
+to one JSON object; ``json_schema`` is accepted and enforced only as ``json_object`` and
+``regex`` is accepted and not enforced (the contract, spec/completions.yaml, says so).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+RESPONSE_FORMAT_TYPES = ("text", "json_object", "json_schema", "regex")
+JSON_RESPONSE_FORMATS = frozenset({"json_object", "json_schema"})
+
+
+class FrozenMap(Mapping[int, float]):
+    """An immutable, hashable ``{token_id: bias}`` mapping, iterated in ascending id order."""
+
+    __slots__ = ("_data", "_hash")
+
+    def __init__(self, items: Mapping[int, float] | None = None) -> None:
+        self._data: dict[int, float] = dict(sorted((items or {}).items()))
+        self._hash: int | None = None
+
+    def __getitem__(self, key: int) -> float:
+        return self._data[key]
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self._data)
+
+    def __len__(self) -> int:
+        return len(self._data)
+
+    def __hash__(self) -> int:
+        if self._hash is None:
+            self._hash = hash(tuple(self._data.items()))
+        return self._hash
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Mapping):
+            return dict(self._data) == dict(other)
+        return NotImplemented
+
+    def __repr__(self) -> str:
+        return f"FrozenMap({self._data!r})"
+
+
+def _number(name: str, value: object, lo: float, hi: float, *, lo_open: bool = False) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise TypeError(f"{name} must be a number, got {value!r}")
+    number = float(value)
+    too_low = number <= lo if lo_open else number < lo
+    if math.isnan(number) or too_low or number > hi:
+        left = "(" if lo_open else "["
+        raise ValueError(f"{name} must be in {left}{lo:g}, {hi:g}], got {value!r}")
+    return number
+
+
+def _integer(name: str, value: object, lo: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{name} must be an integer, got {value!r}")
+    if value < lo:
+        raise ValueError(f"{name} must be >= {lo}, got {value!r}")
+    return value
+
+
+def _token_id(name: str, value: object) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ValueError(f"{name} must hold non-negative integer token ids, got {value!r}")
+    return value
+
+
+def _logit_bias(value: object) -> FrozenMap:
+    if not isinstance(value, Mapping):
+        raise TypeError(f"logit_bias must be a mapping of token id to bias, got {value!r}")
+    items: dict[int, float] = {}
+    for key, bias in value.items():
+        token = _token_id("logit_bias", key)
+        items[token] = _number(f"logit_bias[{token}]", bias, -100.0, 100.0)
+    return FrozenMap(items)
+
+
+def _bad_word_tokens(value: object) -> tuple[tuple[int, ...], ...]:
+    if isinstance(value, (str, bytes)) or not isinstance(value, Sequence):
+        raise TypeError(f"bad_word_tokens must be a list of token id lists, got {value!r}")
+    sequences = []
+    for index, seq in enumerate(value):
+        if isinstance(seq, (str, bytes)) or not isinstance(seq, Sequence) or not seq:
+            raise ValueError(
+                f"bad_word_tokens[{index}] must be a non-empty list of token ids, got {seq!r}"
+            )
+        sequences.append(tuple(_token_id(f"bad_word_tokens[{index}]", t) for t in seq))
+    return tuple(sequences)
+
+
+def _response_format(value: object) -> str | None:
+    if value is None:
+        return None
+    kind = value.get("type") if isinstance(value, Mapping) else value
+    if kind not in RESPONSE_FORMAT_TYPES:
+        raise ValueError(
+            f"response_format type must be one of {', '.join(RESPONSE_FORMAT_TYPES)}, got {value!r}"
+        )
+    return str(kind)
+
+
+@dataclass(frozen=True)
+class SamplingParams:
+    """Every request parameter that changes which token is picked, validated and immutable.
+
+    ``response_format`` accepts ``None``, a type string or a ``{"type": ...}`` mapping and is
+    stored as the type string. ``logit_bias`` accepts any int-keyed mapping and is stored as a
+    ``FrozenMap``; ``bad_word_tokens`` any list of non-empty id lists, stored as tuples.
+    """
+
+    temperature: float = 1.0
+    top_p: float = 1.0
+    top_k: int = 0
+    min_p: float = 0.0
+    presence_penalty: float = 0.0
+    frequency_penalty: float = 0.0
+    repetition_penalty: float = 1.0
+    no_repeat_ngram: int = 1
+    logit_bias: Mapping[int, float] = field(default_factory=FrozenMap)
+    bad_word_tokens: tuple[tuple[int, ...], ...] = ()  # lists are accepted and converted
+    min_tokens: int = 0
+    xtc_threshold: float = 0.0
+    xtc_probability: float = 0.0
+    response_format: str | None = None  # a {"type": ...} mapping is accepted and converted
+    # Derived once in __post_init__ so the hot path can skip everything with two lookups:
+    # a logit processor other than min_tokens (which depends on the step) is on; a truncation
+    # filter is on.
+    has_logit_processors: bool = field(init=False, repr=False, compare=False)
+    truncates: bool = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        put = object.__setattr__
+        put(self, "temperature", _number("temperature", self.temperature, 0.0, 2.0))
+        put(self, "top_p", _number("top_p", self.top_p, 0.0, 1.0, lo_open=True))
+        put(self, "top_k", _integer("top_k", self.top_k, 0))
+        put(self, "min_p", _number("min_p", self.min_p, 0.0, 1.0))
+        for name in ("presence_penalty", "frequency_penalty"):
+            put(self, name, _number(name, getattr(self, name), -2.0, 2.0))
+        put(
+            self,
+            "repetition_penalty",
+            _number("repetition_penalty", self.repetition_penalty, 0.0, math.inf, lo_open=True),
+        )
+        if math.isinf(self.repetition_penalty):
+            raise ValueError(f"repetition_penalty must be finite, got {self.repetition_penalty!r}")
+        put(self, "no_repeat_ngram", _integer("no_repeat_ngram", self.no_repeat_ngram, 1))
+        put(self, "logit_bias", _logit_bias(self.logit_bias))
+        put(self, "bad_word_tokens", _bad_word_tokens(self.bad_word_tokens))
+        put(self, "min_tokens", _integer("min_tokens", self.min_tokens, 0))
+        put(self, "xtc_threshold", _number("xtc_threshold", self.xtc_threshold, 0.0, 1.0))
+        put(self, "xtc_probability", _number("xtc_probability", self.xtc_probability, 0.0, 1.0))
+        put(self, "response_format", _response_format(self.response_format))
+        put(
+            self,
+            "has_logit_processors",
+            bool(
+                self.logit_bias
+                or self.bad_word_tokens
+                or self.no_repeat_ngram > 1
+                or self.repetition_penalty != 1.0
+                or self.presence_penalty != 0.0
+                or self.frequency_penalty != 0.0
+                or self.json_object
+            ),
+        )
+        put(
+            self,
+            "truncates",
+            self.top_k > 0 or self.top_p < 1.0 or self.min_p > 0.0 or self.xtc_active,
+        )
+
+    @property
+    def greedy(self) -> bool:
+        """Temperature 0: pick the argmax (ties: lowest id); no random draw is made."""
+        return self.temperature == 0.0
+
+    @property
+    def xtc_active(self) -> bool:
+        """XTC runs (one RNG trial per sampled step) only when both of its knobs are > 0."""
+        return self.xtc_threshold > 0.0 and self.xtc_probability > 0.0
+
+    @property
+    def json_object(self) -> bool:
+        """The output is constrained to one JSON object (``json_object`` or ``json_schema``)."""
+        return self.response_format in JSON_RESPONSE_FORMATS
+
+    @classmethod
+    def from_request(cls, body: Mapping[str, Any]) -> SamplingParams:
+        """Build from a decoded request body (OpenAI or FriendliAI): ``null`` means default.
+
+        Converts the wire forms: ``logit_bias`` keys are id strings (``{"50256": -100}``),
+        ``bad_word_tokens`` is ``[{"tokens": [...]}, ...]`` (bare id lists are accepted too),
+        ``response_format`` is ``{"type": ...}``. Unknown keys are ignored.
+        """
+        kwargs: dict[str, Any] = {}
+        for name in cls.__dataclass_fields__:
+            if name in ("has_logit_processors", "truncates"):
+                continue
+            value = body.get(name)
+            if value is not None:
+                kwargs[name] = value
+        if "logit_bias" in kwargs:
+            raw = kwargs["logit_bias"]
+            if not isinstance(raw, Mapping):
+                raise TypeError(f"logit_bias must be an object, got {raw!r}")
+            kwargs["logit_bias"] = {_wire_token_id(key): bias for key, bias in raw.items()}
+        if "bad_word_tokens" in kwargs:
+            raw = kwargs["bad_word_tokens"]
+            if isinstance(raw, Sequence) and not isinstance(raw, (str, bytes)):
+                kwargs["bad_word_tokens"] = [
+                    item.get("tokens") if isinstance(item, Mapping) else item for item in raw
+                ]
+        return cls(**kwargs)
+
+
+def _wire_token_id(key: object) -> int:
+    if isinstance(key, str) and key.isascii() and key.isdigit():
+        return int(key)
+    if isinstance(key, int) and not isinstance(key, bool):
+        return key
+    raise ValueError(f"logit_bias keys must be token ids, got {key!r}")

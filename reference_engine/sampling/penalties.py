@@ -1,0 +1,75 @@
+"""Repetition penalties: FriendliAI/HF ``repetition_penalty`` and OpenAI presence/frequency.
+
+Two different families with different scopes, on purpose:
+
+* ``repetition_penalty`` (CTRL, Keskar et al. 2019; HF ``RepetitionPenaltyLogitsProcessor``):
+  multiplicative, applied once to every token that occurs anywhere in prompt + generated
+  text: a logit < 0 is multiplied by the penalty, a logit > 0 divided by it (so a penalty
+  > 1 always makes the token less likely). The reference model's logits are its
+  log-probabilities, which are <= 0, so unless ``logit_bias`` pushed a token above 0 the
+  penalty scales its log-probability (x1.3 turns -2.0 into -2.6).
+* ``presence_penalty`` / ``frequency_penalty`` (OpenAI): additive,
+  ``logit[j] -= count_j * frequency_penalty + (count_j > 0) * presence_penalty``, where
+  ``count_j`` counts token j in the GENERATED tokens of this choice only (not the prompt),
+  as in OpenAI's documentation and vLLM's implementation.
+
+-inf stays -inf under both (-inf * p, -inf / p and -inf - c are all -inf).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import numpy.typing as npt
+
+IdArray = npt.NDArray[np.int64]
+
+
+def _ids(name: str, ids: Sequence[int] | IdArray, vocab_size: int) -> IdArray:
+    array = np.asarray(ids, dtype=np.int64)
+    if array.size and (array.min() < 0 or array.max() >= vocab_size):
+        bad = array[(array < 0) | (array >= vocab_size)][0]
+        raise ValueError(
+            f"{name} holds token id {int(bad)} outside the vocabulary (0..{vocab_size - 1})"
+        )
+    return array
+
+
+def apply_repetition_penalty(
+    logits: npt.NDArray[np.float64],
+    *,
+    penalty: float,
+    prompt_ids: Sequence[int] | IdArray,
+    generated_ids: Sequence[int] | IdArray,
+) -> npt.NDArray[np.float64]:
+    """Return a copy with every token seen in prompt + generated penalised once (HF/CTRL)."""
+    if not penalty > 0.0:
+        raise ValueError(f"repetition_penalty must be > 0, got {penalty!r}")
+    out = np.array(logits, dtype=np.float64, copy=True)
+    vocab = out.shape[0]
+    seen = np.zeros(vocab, dtype=bool)
+    seen[_ids("prompt_ids", prompt_ids, vocab)] = True
+    seen[_ids("generated_ids", generated_ids, vocab)] = True
+    ids = np.flatnonzero(seen)
+    values = out[ids]
+    out[ids] = np.where(values < 0.0, values * penalty, values / penalty)
+    return out
+
+
+def apply_presence_frequency_penalty(
+    logits: npt.NDArray[np.float64],
+    *,
+    presence_penalty: float,
+    frequency_penalty: float,
+    generated_ids: Sequence[int] | IdArray,
+) -> npt.NDArray[np.float64]:
+    """Return a copy with OpenAI's presence/frequency penalties over the GENERATED tokens."""
+    out = np.array(logits, dtype=np.float64, copy=True)
+    generated = _ids("generated_ids", generated_ids, out.shape[0])
+    if generated.size == 0:
+        return out
+    counts = np.bincount(generated, minlength=out.shape[0])
+    ids = np.flatnonzero(counts > 0)
+    out[ids] -= counts[ids] * frequency_penalty + presence_penalty
+    return out
