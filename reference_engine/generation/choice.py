@@ -1,0 +1,193 @@
+"""One choice, token by token: sample, stop, decode, and attach logprobs.
+
+A :class:`ChoiceRun` yields the events of one choice (see ``reference_engine.results``): the
+echoed prompt first (when asked), one ``TextEvent`` per sampled token, then one
+``FinishEvent``. Its order of work per step is the package's layering (``generation``): the
+token-level stop matcher, the UTF-8 decoder, the text-level stop matcher, then logprob entries
+are released with the first character they produced.
+
+Usage counts every sampled token, including an end-of-text token and the tokens of a stop
+sequence or stop string, which produce no text. A logprob entry exists for every token that
+reached the decoder and whose first character is part of the returned text: a token that
+straddles the start of a stop string keeps its entry (so the text is a prefix of the joined
+tokens), tokens wholly inside the stop string have none, and neither has an end-of-text token.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..results import FinishEvent, FinishReason, LogprobEntry, TextEvent
+from ..sampling import (
+    SamplingContext,
+    SamplingParams,
+    SeededRng,
+    finite_logprob,
+    process_logits,
+    sample,
+    top_logprobs,
+)
+from ..tokenizer import IncrementalDecoder, Tokenizer
+from .text_stops import TextStopMatcher
+from .token_stops import TokenStopMatcher
+from .utf8_filter import AllOf, Utf8Filter, continues_validly
+
+
+@dataclass(frozen=True)
+class Prompt:
+    """A tokenized prompt and the text it stands for (echoed verbatim)."""
+
+    ids: tuple[int, ...]
+    text: str
+
+
+@dataclass(frozen=True)
+class ChoiceSpec:
+    """Everything that determines one choice's output."""
+
+    index: int
+    prompt: Prompt
+    params: SamplingParams
+    seed: int
+    max_new_tokens: int
+    stop: tuple[str, ...]
+    stop_sequences: tuple[tuple[int, ...], ...]
+    eos_ids: frozenset[int]
+    logprobs: int | None
+    echo: bool
+    forced: tuple[int, ...]
+
+
+class ChoiceRun:
+    """Generates one choice; iterate :meth:`events` once."""
+
+    def __init__(self, spec: ChoiceSpec, *, tokenizer: Tokenizer, model: object,
+                 utf8: tuple[Utf8Filter, ...], token_bytes: Sequence[bytes]) -> None:
+        self.spec = spec
+        self._tokenizer = tokenizer
+        self._model = model
+        self._utf8 = utf8
+        self._token_bytes = token_bytes
+        self.logprob_sum = 0.0
+        self.sampled = 0
+
+    @property
+    def mean_logprob(self) -> float:
+        """Mean logprob of the sampled tokens (best_of ranks candidates by it)."""
+        return self.logprob_sum / self.sampled if self.sampled else 0.0
+
+    def _top(self, processed: np.ndarray, token: int) -> dict[str, float]:
+        k = self.spec.logprobs or 0
+        display = self._tokenizer.token_display
+        top = {display(t): finite_logprob(v) for t, v in top_logprobs(processed, k)}
+        top.setdefault(display(token), finite_logprob(processed[token]))
+        return top
+
+    def prompt_entries(self) -> tuple[LogprobEntry, ...]:
+        """Logprob entries of the prompt tokens: the model's own, the first one null."""
+        ids = self.spec.prompt.ids
+        decoder = IncrementalDecoder(self._tokenizer)
+        entries: list[LogprobEntry] = []
+        chars = 0
+        context = [self._tokenizer.eot_id]
+        for position, token in enumerate(ids):
+            display = self._tokenizer.token_display(token)
+            if position == 0:
+                entries.append(LogprobEntry(display, None, None, 0))
+            else:
+                logprobs = self._model.logprobs(context)  # type: ignore[attr-defined]
+                entries.append(LogprobEntry(display, finite_logprob(logprobs[token]),
+                                            self._top(logprobs, token), chars))
+            chars += len(decoder.push(token))
+            context.append(token)
+        return tuple(entries)
+
+    def events(self) -> Iterator[TextEvent | FinishEvent]:  # noqa: C901 - one loop, commented
+        spec = self.spec
+        tokenizer = self._tokenizer
+        want_logprobs = spec.logprobs is not None
+        base = len(spec.prompt.text)
+        if spec.echo:
+            entries = self.prompt_entries() if want_logprobs else ()
+            yield TextEvent(spec.index, spec.prompt.text, None, entries)
+
+        order = self._model.order  # type: ignore[attr-defined]
+        history = [tokenizer.eot_id, *spec.prompt.ids]
+        ctx = SamplingContext(spec.params, prompt_ids=spec.prompt.ids,
+                              token_bytes=self._token_bytes, eos_ids=spec.eos_ids)
+        rng = SeededRng(spec.seed)
+        decoder = IncrementalDecoder(tokenizer)
+        token_stops = TokenStopMatcher(spec.stop_sequences)
+        text_stops = TextStopMatcher(spec.stop)
+        text_stops.active = spec.params.min_tokens == 0
+        held_info: deque[tuple[float, dict[str, float] | None]] = deque()
+        unreleased: deque[tuple[int, LogprobEntry]] = deque()
+        chars = 0
+        waiting = 0
+        sampled: list[int] = []
+
+        def decode(token: int, info: tuple[float, dict[str, float] | None]) -> str:
+            nonlocal chars
+            delta = decoder.push(token)
+            if want_logprobs:
+                entry = LogprobEntry(tokenizer.token_display(token), info[0], info[1], base + chars)
+                unreleased.append((chars, entry))
+            chars += len(delta)
+            return delta
+
+        def release(limit: int) -> tuple[LogprobEntry, ...]:
+            out = []
+            while unreleased and unreleased[0][0] < limit:
+                out.append(unreleased.popleft()[1])
+            return tuple(out)
+
+        reason: FinishReason = "length"
+        cut_by_stop_string = False
+        while len(sampled) < spec.max_new_tokens:
+            logprobs = self._model.logprobs(history[-(order - 1):] if order > 1 else ())  # type: ignore[attr-defined]
+            processed = process_logits(logprobs, ctx)
+            step = len(sampled)
+            if step < len(spec.forced):
+                token = spec.forced[step]
+            else:
+                json_filter = ctx.token_filter()
+                utf8 = self._utf8[waiting]
+                allowed = utf8 if json_filter is None else AllOf(json_filter, utf8)
+                token = sample(processed, spec.params, rng, allowed=allowed)
+            logprob = finite_logprob(processed[token])
+            self.logprob_sum += logprob
+            self.sampled += 1
+            sampled.append(token)
+            history.append(token)
+            ctx = ctx.advance(token)
+            if token in spec.eos_ids:
+                reason = "stop"
+                break
+            waiting = continues_validly(self._token_bytes[token], waiting)[1]
+            held_info.append((logprob, self._top(processed, token) if want_logprobs else None))
+            to_decode, matched = token_stops.push(token)
+            text = "".join(decode(t, held_info.popleft()) for t in to_decode)
+            if len(sampled) >= spec.params.min_tokens:
+                text_stops.active = True
+            scan = text_stops.push(text)
+            yield TextEvent(spec.index, scan.release, token, release(text_stops.released))
+            if matched or scan.stopped:
+                reason = "stop"
+                cut_by_stop_string = scan.stopped
+                break
+
+        tail = ""
+        if not cut_by_stop_string:
+            # Tokens held as a possible stop sequence are output after all.
+            flushed = token_stops.flush()
+            scan = text_stops.push("".join(decode(t, held_info.popleft()) for t in flushed))
+            tail += scan.release
+            if scan.stopped:
+                reason = "stop"
+        tail += text_stops.finish()
+        yield FinishEvent(spec.index, reason, tail, release(len(text_stops.text)), spec.seed,
+                          tuple(sampled), len(sampled))

@@ -1,0 +1,72 @@
+"""What the engine is asked to do: a domain request, independent of any wire format.
+
+The mock builds a :class:`GenerationRequest` from a validated JSON body (``mockserver.wire``);
+the engine never sees JSON. ``null`` / absent wire fields become the defaults here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Union
+
+from .errors import InvalidRequestError
+from .sampling import SamplingParams
+
+PromptInput = Union[str, tuple[int, ...]]
+"""A prompt as text or as token ids."""
+
+
+@dataclass(frozen=True)
+class GenerationRequest:
+    """One completion request: prompts x n choices (best_of candidates each).
+
+    ``max_tokens`` None means "until the context is full" (FriendliAI without ``max_tokens``);
+    the OpenAI default of 16 is applied by the wire layer. ``seed`` None lets the engine draw
+    seeds (returned per choice); an int gives choice k of every prompt the seed ``seed + k``; a
+    tuple gives one seed per choice k.
+    """
+
+    prompts: tuple[PromptInput, ...]
+    sampling: SamplingParams = field(default_factory=SamplingParams)
+    n: int = 1
+    best_of: int | None = None
+    echo: bool = False
+    logprobs: int | None = None
+    max_tokens: int | None = 16
+    max_total_tokens: int | None = None
+    min_total_tokens: int | None = None
+    stop: tuple[str, ...] = ()
+    stop_token_sequences: tuple[tuple[int, ...], ...] = ()
+    eos_token_ids: tuple[int, ...] = ()
+    bad_words: tuple[str, ...] = ()
+    seed: int | tuple[int, ...] | None = None
+    forced_output_tokens: tuple[int, ...] = ()
+    prompt_field: str = "prompt"
+    """The wire field the prompts came from (``prompt``, or FriendliAI's ``tokens``): errors
+    about a prompt name it."""
+
+    def __post_init__(self) -> None:
+        if not self.prompts:
+            raise InvalidRequestError("at least one prompt is required", param="prompt")
+        if self.n < 1:
+            raise InvalidRequestError(f"n must be at least 1, got {self.n}", param="n")
+        if self.best_of is not None and self.best_of < self.n:
+            raise InvalidRequestError(
+                f"best_of ({self.best_of}) must be at least n ({self.n})", param="best_of"
+            )
+        if self.logprobs is not None and self.logprobs < 0:
+            raise InvalidRequestError(f"logprobs must be >= 0, got {self.logprobs}", param="logprobs")
+        if self.max_tokens is not None and self.max_tokens < 0:
+            raise InvalidRequestError(
+                f"max_tokens must be >= 0, got {self.max_tokens}", param="max_tokens"
+            )
+        if isinstance(self.seed, tuple) and len(self.seed) != self.n:
+            raise InvalidRequestError(
+                f"a seed list needs one seed per choice: {len(self.seed)} seeds for n={self.n}",
+                param="seed",
+            )
+
+    @property
+    def candidates(self) -> int:
+        """Choices generated per prompt: ``best_of`` if given, else ``n``."""
+        return self.best_of if self.best_of is not None else self.n
