@@ -28,7 +28,9 @@ def _throughput(engine: Engine, tokens: int, **kwargs: object) -> float:
     """Tokens per second of one stream of ``tokens`` tokens (best of three)."""
     best = 0.0
     for seed in range(3):
-        request = GenerationRequest(prompts=PROMPT, seed=seed, max_tokens=tokens, **kwargs)  # type: ignore[arg-type]
+        request = GenerationRequest(  # type: ignore[arg-type]
+            prompts=PROMPT, seed=seed, max_tokens=tokens, **kwargs
+        )
         start = time.perf_counter()
         completion = engine.complete(request)
         elapsed = time.perf_counter() - start
@@ -39,7 +41,9 @@ def _throughput(engine: Engine, tokens: int, **kwargs: object) -> float:
 def _default_without_bias(engine: Engine, tokens: int) -> float:
     generated, elapsed, seed = 0, 0.0, 0
     while generated < tokens:
-        request = GenerationRequest(prompts=PROMPT, seed=seed, max_tokens=min(1000, tokens - generated))
+        request = GenerationRequest(
+            prompts=PROMPT, seed=seed, max_tokens=min(1000, tokens - generated)
+        )
         start = time.perf_counter()
         completion = engine.complete(request)
         elapsed += time.perf_counter() - start
@@ -83,7 +87,8 @@ def main() -> None:
     eot = engine.tokenizer.eot_id
     no_eos = {eot: -100.0}
     rows = [
-        ("default sampling (temperature 1)", _default_without_bias(engine, args.tokens), ">= 20,000"),
+        ("default sampling (temperature 1)", _default_without_bias(engine, args.tokens),
+         ">= 20,000"),
         ("default sampling, EOS banned by logit_bias", _throughput(
             engine, args.tokens, sampling=SamplingParams(logit_bias=no_eos)), ""),
         ("greedy (temperature 0)", _throughput(

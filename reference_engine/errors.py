@@ -3,10 +3,10 @@
 ::
 
     EngineError
-    └── InvalidRequestError          a request the engine cannot serve (400 / 422); .param names the field
+    └── InvalidRequestError          cannot be served (400 / 422); .param names the field
         ├── TokenIdOutOfRangeError   a token id outside the vocabulary
         ├── ContextLengthError       prompt + max_tokens exceed the context length
-        └── UnsupportedParameterError a field the reference model cannot honour (e.g. embeddings)
+        └── UnsupportedParameterError a field the model cannot honour (e.g. embeddings)
 
 Cancellation needs no exception: the engine yields events from a generator, and a consumer
 that stops iterating (or calls ``close()``) stops generation at once.

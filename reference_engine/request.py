@@ -7,12 +7,11 @@ the engine never sees JSON. ``null`` / absent wire fields become the defaults he
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Union
 
 from .errors import InvalidRequestError
 from .sampling import SamplingParams
 
-PromptInput = Union[str, tuple[int, ...]]
+PromptInput = str | tuple[int, ...]
 """A prompt as text or as token ids."""
 
 
@@ -55,7 +54,9 @@ class GenerationRequest:
                 f"best_of ({self.best_of}) must be at least n ({self.n})", param="best_of"
             )
         if self.logprobs is not None and self.logprobs < 0:
-            raise InvalidRequestError(f"logprobs must be >= 0, got {self.logprobs}", param="logprobs")
+            raise InvalidRequestError(
+                f"logprobs must be >= 0, got {self.logprobs}", param="logprobs"
+            )
         if self.max_tokens is not None and self.max_tokens < 0:
             raise InvalidRequestError(
                 f"max_tokens must be >= 0, got {self.max_tokens}", param="max_tokens"

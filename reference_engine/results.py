@@ -9,7 +9,7 @@ the non-streamed text, and joining their logprob entries gives exactly its logpr
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal, Union
+from typing import Literal
 
 FinishReason = Literal["stop", "length"]
 
@@ -90,4 +90,4 @@ class UsageEvent:
     usage: Usage
 
 
-Event = Union[TextEvent, FinishEvent, UsageEvent]
+Event = TextEvent | FinishEvent | UsageEvent

@@ -106,7 +106,7 @@ class ChoiceRun:
             context.append(token)
         return tuple(entries)
 
-    def events(self) -> Iterator[TextEvent | FinishEvent]:  # noqa: C901 - one loop, commented
+    def events(self) -> Iterator[TextEvent | FinishEvent]:
         spec = self.spec
         tokenizer = self._tokenizer
         want_logprobs = spec.logprobs is not None

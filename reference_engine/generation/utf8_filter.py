@@ -101,6 +101,8 @@ def _masks(token_bytes: tuple[bytes, ...], special_ids: frozenset[int]) -> tuple
     return tuple(masks)
 
 
-def utf8_filters(token_bytes: Sequence[bytes], special_ids: frozenset[int]) -> tuple[Utf8Filter, ...]:
+def utf8_filters(
+    token_bytes: Sequence[bytes], special_ids: frozenset[int]
+) -> tuple[Utf8Filter, ...]:
     """One filter per decoder state (0-3 awaited continuation bytes)."""
     return tuple(Utf8Filter(mask) for mask in _masks(tuple(token_bytes), special_ids))

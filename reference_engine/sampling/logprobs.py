@@ -12,21 +12,53 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
+from ..model.detexp import detexp, detexp1, detsum, detsum_small
+from ..model.detlog import detlog, detlog1
 from .errors import NoAllowedTokenError
 
 FloatArray = npt.NDArray[np.float64]
+IdArray = npt.NDArray[np.int64]
 LOGPROB_FLOOR = -9999.0
 _ITERATIVE_TOP_K = 8
 
 
-def log_softmax(logits: FloatArray) -> FloatArray:
-    """``logits - logsumexp(logits)``; -inf stays -inf. NoAllowedTokenError if all are -inf."""
+def log_softmax(logits: FloatArray, *, base: FloatArray | None = None) -> FloatArray:
+    """``logits - logsumexp(logits)``; -inf stays -inf. NoAllowedTokenError if all are -inf.
+
+    Bit-reproducible on every machine (``detexp``, ``detsum``, ``detlog``: the values are
+    reported). ``base``, when given, is a normalised log-distribution that ``logits`` was
+    derived from by changing a few entries (the model's logprobs, before the processors):
+    then only the changed entries are exponentiated, since the unchanged ones still hold
+    their base mass, ``1 - sum(exp(base[changed]))``.
+    """
     top = logits.max()
     if not top > -np.inf:
         raise NoAllowedTokenError("every token was banned by the logit processors")
-    shifted = logits - top
-    shifted -= np.log(np.sum(np.exp(shifted)))
-    return shifted
+    if base is not None:
+        changed = np.flatnonzero(logits != base)
+        if changed.shape[0] <= _SPARSE_LIMIT:
+            return _sparse_log_softmax(logits, base, changed)
+    shifted = np.subtract(logits, top)
+    normaliser = detlog(np.array([detsum(detexp(shifted))]))[0]
+    return np.subtract(shifted, normaliser)
+
+
+_SPARSE_LIMIT = 1024  # past this, exponentiating everything is as cheap
+_SCALAR_LIMIT = 12
+
+
+def _sparse_log_softmax(logits: FloatArray, base: FloatArray, changed: IdArray) -> FloatArray:
+    if changed.shape[0] <= _SCALAR_LIMIT:  # NumPy's per-call overhead dominates tiny arrays
+        values = logits[changed].tolist()
+        shift = max(0.0, max(values)) if values else 0.0
+        rest = max(0.0, 1.0 - detsum_small([detexp1(v) for v in base[changed].tolist()]))
+        mass = rest * detexp1(-shift) + detsum_small([detexp1(v - shift) for v in values])
+        return np.subtract(logits, shift + detlog1(mass))
+    array = logits[changed]
+    shift = max(0.0, float(array.max()))
+    rest = max(0.0, 1.0 - detsum(detexp(base[changed])))
+    mass = rest * detexp1(-shift) + detsum(detexp(np.subtract(array, shift)))
+    return np.subtract(logits, shift + detlog1(mass))
 
 
 def finite_logprob(value: float) -> float:

@@ -15,7 +15,8 @@ when its parameter is off:
 7. ``response_format`` (json_object, cheap part): last, so the grammar's bans hold whatever
    came before; the per-token grammar check is lazy, in ``sample`` (see ``json_object``).
 
-Then the result is re-normalised with log-softmax. **That array is what the API reports**:
+Then the result is re-normalised with log-softmax, bit-reproducibly (the values are reported;
+see ``logprobs.log_softmax``). **That array is what the API reports**:
 logprobs report the log-softmax of the logits after every logit-modifying processor and
 before temperature and truncation; greedy picks its argmax. -inf entries stay -inf (report
 them through ``finite_logprob``, which maps -inf to -9999.0). With every processor off the
@@ -89,6 +90,6 @@ def process_logits(logprobs: FloatArray, ctx: SamplingContext) -> FloatArray:
         x = apply_json_object(
             x, constraint=ctx.json_constraint, state=ctx.json_state, eos_ids=ctx.eos_ids
         )
-    out = log_softmax(x)
+    out = log_softmax(x, base=logprobs)
     out.flags.writeable = False
     return out

@@ -7,9 +7,13 @@ Order (documented contract):
    pick except XTC, which exists to add variety); otherwise the logprobs are divided by it;
 2. top_k, 3. top_p, 4. min_p, 5. XTC (see ``truncation``), each on the survivors of the
    previous one; XTC first flips its coin with ``rng.random() < xtc_probability``;
-6. one inverse-CDF draw: ``u = rng.random()``, probabilities ``exp(scaled - max)`` of the
-   kept tokens in ascending id order, ``np.cumsum`` in float64, ``searchsorted(cum, u *
-   total, side="right")``. Draws are reproducible for a seed on a given platform; across
+6. one inverse-CDF draw: ``u = rng.random()`` over the weights ``exp(scaled - max)`` of the
+   kept tokens in ascending id order, in two levels (``_draw``): blocks of 64 weights are
+   summed, ``u * total`` picks a block through the blocks' cumulative sum, then a token
+   inside the block through the block's own cumulative sum. A sequential ``np.cumsum`` over
+   4,096 weights costs ~15 us (each add waits for the previous one); the two levels cost a
+   fifth of that and are just as deterministic (fixed summation order). Draws are
+   reproducible for a seed on a given platform; across
    platforms ``exp`` may differ in the last ulp, which can only matter when ``u`` falls
    within a few ulps of a boundary.
 
@@ -91,8 +95,7 @@ def sample(
     if params.truncates:
         ids = np.flatnonzero(probs > 0.0)
         ids, kept = _truncate(ids, probs[ids], params, rng)
-    cumulative = np.cumsum(kept)
-    position, inner = _draw(cumulative, rng.random())
+    position, inner = _draw(kept, rng.random())
     token = position if ids is None else int(ids[position])
     if allowed is None or allowed(token):
         return token
@@ -118,15 +121,36 @@ def _truncate(
     return ids, probs
 
 
-def _draw(cumulative: FloatArray, u: float) -> tuple[int, float]:
-    """Inverse CDF: the position ``u`` selects, and ``u`` rescaled inside its interval."""
+_BLOCK = 64
+
+
+def _draw(weights: FloatArray, u: float) -> tuple[int, float]:
+    """Inverse CDF over ``weights`` (> 0 somewhere): the position ``u`` selects, and ``u``
+    rescaled inside that position's interval (for the lazy filter's redraw)."""
+    n = weights.shape[0]
+    if n <= 4 * _BLOCK:
+        return _draw_cumulative(np.cumsum(weights), u)
+    pad = (-n) % _BLOCK
+    padded = weights if pad == 0 else np.concatenate((weights, np.zeros(pad)))
+    block_cumulative = np.cumsum(padded.reshape(-1, _BLOCK).sum(axis=1))
+    block, inner = _draw_cumulative(block_cumulative, u)
+    start = block * _BLOCK
+    position, inner = _draw_cumulative(np.cumsum(padded[start : start + _BLOCK]), inner)
+    return min(start + position, n - 1), inner
+
+
+def _draw_cumulative(cumulative: FloatArray, u: float) -> tuple[int, float]:
     total = cumulative[-1]
     target = u * total
     position = int(np.searchsorted(cumulative, target, side="right"))
     if position >= cumulative.shape[0]:  # u * total rounded up to total
         position = int(np.searchsorted(cumulative, total, side="left"))
     low = cumulative[position - 1] if position else 0.0
-    inner = float((target - low) / (cumulative[position] - low))
+    width = cumulative[position] - low
+    if not width > 0.0:  # a zero-weight slot reached through rounding: take the next weight
+        position = int(np.searchsorted(cumulative, low, side="right"))
+        width = cumulative[position] - low
+    inner = float((target - low) / width) if width > 0.0 else 0.0
     return position, min(max(inner, 0.0), _BELOW_ONE)
 
 
@@ -150,5 +174,5 @@ def _redraw(
             raise NoAllowedTokenError("no token with a finite logprob passes the token filter")
         values = scaled[ids]
         kept = np.exp(values - values.max())
-    position, _ = _draw(np.cumsum(kept), u)
+    position, _ = _draw(kept, u)
     return int(ids[position])

@@ -66,17 +66,38 @@ def top_p_filter(ids: IdArray, probs: ProbArray, top_p: float) -> tuple[IdArray,
         return ids, probs
     target = top_p * probs.sum()
     head = _head(probs, min_mass=target)
-    for positions in (head, None):
-        values = probs if positions is None else probs[positions]
-        order = np.argsort(-values, kind="stable")  # descending, ties by ascending id
-        cumulative = np.cumsum(values[order])
-        count = int(np.searchsorted(cumulative, target, side="left")) + 1
-        if count <= order.shape[0] or positions is None:
-            break  # (a head that rounding left just short of the target: sort everything)
+    values = probs if head is None else probs[head]
+    # Only the cut value is needed: sort the values (no argsort), find how many of the
+    # largest reach the target, then keep everything above the cut value and, among values
+    # equal to it, the lowest ids: the same set as a stable descending argsort would keep.
+    descending = np.sort(values)[::-1]
+    cumulative = np.cumsum(descending)
+    count = int(np.searchsorted(cumulative, target, side="left")) + 1
+    if count > descending.shape[0]:
+        if head is not None:  # rounding left the head just short: use every value
+            return top_p_filter_exact(ids, probs, top_p)
+        return ids, probs
     if count >= n:
         return ids, probs
-    kept = np.sort(order[:count] if positions is None else positions[order[:count]])
-    return ids[kept], probs[kept]
+    cut = descending[count - 1]
+    keep = probs > cut
+    missing = count - int(np.count_nonzero(keep))
+    keep[np.flatnonzero(probs == cut)[:missing]] = True
+    return ids[keep], probs[keep]
+
+
+def top_p_filter_exact(ids: IdArray, probs: ProbArray, top_p: float) -> tuple[IdArray, ProbArray]:
+    """``top_p_filter`` over every value (no head shortcut)."""
+    descending = np.sort(probs)[::-1]
+    cumulative = np.cumsum(descending)
+    count = int(np.searchsorted(cumulative, top_p * probs.sum(), side="left")) + 1
+    if count >= probs.shape[0]:
+        return ids, probs
+    cut = descending[count - 1]
+    keep = probs > cut
+    missing = count - int(np.count_nonzero(keep))
+    keep[np.flatnonzero(probs == cut)[:missing]] = True
+    return ids[keep], probs[keep]
 
 
 def min_p_filter(ids: IdArray, probs: ProbArray, min_p: float) -> tuple[IdArray, ProbArray]:

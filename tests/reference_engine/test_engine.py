@@ -120,7 +120,8 @@ def test_temperature_zero_picks_the_argmax() -> None:
 
 
 def _first_token(**kwargs: object) -> int:
-    return complete(sampling=kwargs.pop("sampling", GREEDY), max_tokens=1, **kwargs).choices[0].token_ids[0]
+    sampling = kwargs.pop("sampling", GREEDY)
+    return complete(sampling=sampling, max_tokens=1, **kwargs).choices[0].token_ids[0]
 
 
 def test_logit_bias_minus_100_bans_and_plus_100_forces() -> None:
@@ -217,7 +218,9 @@ def test_min_tokens_and_eos_token_and_stop_tokens() -> None:
 
 def test_forced_output_tokens_are_the_output() -> None:
     forced = tuple(ENGINE.tokenizer.encode(" is a test"))
-    choice = complete(seed=1, forced_output_tokens=forced, max_tokens=len(forced), logprobs=1).choices[0]
+    choice = complete(
+        seed=1, forced_output_tokens=forced, max_tokens=len(forced), logprobs=1
+    ).choices[0]
     assert choice.text == " is a test"
     assert choice.token_ids == forced
 
