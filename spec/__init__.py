@@ -19,6 +19,7 @@ from .cross_field import (
     cross_field_violations,
 )
 from .document import JSON, component, component_names, document_bytes, document_json, load_document
+from .profile_document import profile_document
 from .profiles import Operation, Profile, all_features, get_profile, profile_names, profiles
 from .schemas import component_validator, make_standalone, standalone_schema, validator_for
 
@@ -39,6 +40,7 @@ __all__ = [
     "get_profile",
     "load_document",
     "make_standalone",
+    "profile_document",
     "profile_names",
     "profiles",
     "standalone_schema",

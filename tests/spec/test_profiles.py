@@ -119,3 +119,18 @@ def test_profile_paths() -> None:
     assert spec.get_profile("openai").completions_path == "/v1/completions"
     assert spec.get_profile("friendli").completions_path == "/dedicated/v1/completions"
     assert spec.get_profile("friendli").models_path is None
+
+
+@pytest.mark.parametrize("name", spec.profile_names())
+def test_profile_document_is_valid_and_narrowed(name: str) -> None:
+    from openapi_spec_validator import validate
+
+    document = spec.profile_document(name)
+    validate(document)
+    profile = spec.get_profile(name)
+    operations = {
+        op["operationId"] for item in document["paths"].values() for op in item.values()
+    }
+    assert operations == {op.operation_id for op in profile.operations.values()}
+    request = document["components"]["schemas"][profile.schema_names["request"]]
+    assert list(request["properties"]) == list(profile.request_fields)
