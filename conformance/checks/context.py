@@ -1,0 +1,154 @@
+"""What a check reads: the recorded probes, the profile and the claimed features.
+
+The accessors enforce the layering that keeps rules orthogonal. A rule that needs a complete,
+well-framed stream asks :meth:`CheckContext.stream`; when the stream is not (a wrong status, a
+dropped connection, bytes that are not UTF-8, JSON that does not parse), it gets
+:class:`~conformance.model.NotApplicable` naming the defect, which a lower rule judges. So each
+defect FAILs the rule that owns it and SKIPs the ones built on top of it.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Mapping
+
+import spec
+from conformance.model import HarnessProblem, NotApplicable, Rule
+from conformance.probes.model import ProbeOutcome
+from conformance.settings import Settings
+from conformance.sse import codes
+from conformance.transport import Exchange, Termination
+from conformance.views import StreamView
+from spec import JSON
+
+BROKEN_FRAMING = frozenset(
+    {codes.INVALID_UTF8, codes.UNTERMINATED_EVENT, codes.LINE_TOO_LONG, codes.EVENT_TOO_LARGE}
+)
+
+
+class CheckContext:
+    """The read-only world of one rule's check."""
+
+    def __init__(
+        self,
+        rule: Rule,
+        settings: Settings,
+        outcomes: Mapping[str, ProbeOutcome],
+        views: dict[int, StreamView] | None = None,
+    ) -> None:
+        self.rule = rule
+        self.settings = settings
+        self._outcomes = outcomes
+        self._views = views if views is not None else {}
+
+    # -- the target ------------------------------------------------------------------------
+    @property
+    def profile(self) -> spec.Profile:
+        return self.settings.profile
+
+    def claims(self, feature: str) -> bool:
+        return self.settings.claims(feature)
+
+    # -- probes ----------------------------------------------------------------------------
+    def outcome(self, probe: str) -> ProbeOutcome:
+        if probe not in self.rule.probes and not self.rule.scan:
+            raise RuntimeError(f"rule {self.rule.id} reads probe {probe!r} it does not declare")
+        found = self._outcomes.get(probe)
+        if found is None:
+            raise NotApplicable(f"probe {probe} was not run")
+        if found.skipped is not None:
+            raise NotApplicable(f"probe {probe} skipped: {found.skipped}")
+        if found.problem is not None:
+            raise HarnessProblem(f"probe {probe} could not finish: {found.problem}")
+        return found
+
+    def exchange(self, probe: str, key: str) -> Exchange:
+        outcome = self.outcome(probe)
+        exchange = outcome.exchanges.get(key)
+        if exchange is None:
+            reason = outcome.missing.get(key, "not recorded")
+            raise NotApplicable(f"{probe}/{key} was not sent: {reason}")
+        if exchange.termination is Termination.CONNECT_ERROR:
+            raise HarnessProblem(f"{probe}/{key}: could not connect: {exchange.error}")
+        return exchange
+
+    def request(self, probe: str, key: str) -> dict[str, JSON]:
+        body = self.outcome(probe).requests.get(key)
+        if not isinstance(body, dict):
+            raise NotApplicable(f"{probe}/{key} has no JSON request body")
+        return body
+
+    def note(self, probe: str, key: str) -> JSON:
+        outcome = self.outcome(probe)
+        if key not in outcome.notes:
+            raise NotApplicable(f"probe {probe} recorded no {key!r}")
+        return outcome.notes[key]
+
+    # -- judged views ----------------------------------------------------------------------
+    def response(self, probe: str, key: str) -> dict[str, JSON]:
+        """The JSON object of a complete 200 response (else NotApplicable)."""
+        exchange = self.exchange(probe, key)
+        label = f"{probe}/{key}"
+        if exchange.termination is not Termination.EOF:
+            raise HarnessProblem(f"{label} did not complete: {exchange.termination}")
+        if exchange.status != 200:
+            raise NotApplicable(f"{label} answered HTTP {exchange.status}, not 200")
+        try:
+            value = json.loads(exchange.body)
+        except ValueError:
+            raise NotApplicable(f"{label}: the 200 body is not JSON") from None
+        if not isinstance(value, dict):
+            raise NotApplicable(f"{label}: the 200 body is not a JSON object")
+        return value
+
+    def view(self, exchange: Exchange) -> StreamView:
+        cached = self._views.get(id(exchange))
+        if cached is None or cached.exchange is not exchange:
+            cached = self._views[id(exchange)] = StreamView(exchange)
+        return cached
+
+    def raw_stream(self, probe: str, key: str) -> StreamView:
+        """A 200 stream as recorded, however it ended (for the framing rules)."""
+        exchange = self.exchange(probe, key)
+        if exchange.status != 200:
+            raise NotApplicable(f"{probe}/{key} answered HTTP {exchange.status}, not 200")
+        if not exchange.is_sse:
+            raise NotApplicable(f"{probe}/{key} was not read as a stream")
+        return self.view(exchange)
+
+    def stream(self, probe: str, key: str) -> StreamView:
+        """A 200 stream that ended normally, framed and encoded soundly, every payload JSON."""
+        view = self.raw_stream(probe, key)
+        label = f"{probe}/{key}"
+        reason = unsound(view)
+        if reason is not None:
+            raise NotApplicable(f"{label}: {reason}")
+        return view
+
+    # -- scanning --------------------------------------------------------------------------
+    def scanned(self) -> Iterator[tuple[str, JSON, Exchange]]:
+        """``(label, request body, exchange)`` of every valid completion request recorded."""
+        for name, outcome in self._outcomes.items():
+            if outcome.skipped is not None or outcome.operation != "completions":
+                continue
+            for key, exchange in outcome.exchanges.items():
+                if key in outcome.invalid:
+                    continue
+                if exchange.termination is Termination.CONNECT_ERROR:
+                    continue
+                yield f"{name}/{key}", outcome.requests.get(key), exchange
+
+
+def unsound(view: StreamView) -> str | None:
+    """Why a stream cannot be read as a sequence of chunks, or None when it can."""
+    exchange = view.exchange
+    if exchange.termination is not Termination.EOF:
+        return f"the stream did not end normally ({exchange.termination})"
+    broken = sorted(code for code in exchange.observation_counts if code in BROKEN_FRAMING)
+    if broken:
+        return f"the stream's framing is broken ({', '.join(broken)})"
+    if view.invalid:
+        return f"{len(view.invalid)} event(s) do not carry a JSON object"
+    if view.errors:
+        return "the stream carried an error event"
+    return None

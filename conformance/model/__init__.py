@@ -1,0 +1,34 @@
+"""The rule and result model of the harness (records only: no I/O)."""
+
+from .registry import Registry
+from .results import Finding, RuleResult, RunResult, RunStats, Target
+from .rule import (
+    ALL_PROFILES,
+    Check,
+    ConformanceSignal,
+    HarnessProblem,
+    NotApplicable,
+    Rule,
+    Violation,
+)
+from .verdicts import VERDICT_ORDER, Level, SourceKind, Verdict
+
+__all__ = [
+    "ALL_PROFILES",
+    "VERDICT_ORDER",
+    "Check",
+    "ConformanceSignal",
+    "Finding",
+    "HarnessProblem",
+    "Level",
+    "NotApplicable",
+    "Registry",
+    "Rule",
+    "RuleResult",
+    "RunResult",
+    "RunStats",
+    "SourceKind",
+    "Target",
+    "Verdict",
+    "Violation",
+]

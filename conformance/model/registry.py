@@ -1,0 +1,100 @@
+"""A registry of rules that refuses duplicate IDs, in the manner of schemathesis' check registry.
+
+Rules register themselves with the :meth:`Registry.rule` decorator at import time; a second rule
+with an ID already taken is a ``ValueError`` then, not a silent override.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from collections.abc import Callable, Iterable, Iterator
+
+from .rule import ALL_PROFILES, Check, Rule
+from .verdicts import Level, SourceKind
+
+
+class Registry:
+    """An ordered set of rules keyed by ID."""
+
+    def __init__(self) -> None:
+        self._rules: dict[str, Rule] = {}
+
+    def add(self, rule: Rule) -> Rule:
+        if rule.id in self._rules:
+            raise ValueError(f"rule {rule.id} is registered twice")
+        self._rules[rule.id] = rule
+        return rule
+
+    def rule(
+        self,
+        rule_id: str,
+        level: Level,
+        title: str,
+        *,
+        requirement: str,
+        citation: str,
+        source: SourceKind,
+        probes: Iterable[str] = (),
+        profiles: Iterable[str] = ALL_PROFILES,
+        features: Iterable[str] = (),
+        faults: Iterable[str] = (),
+        scan: bool = False,
+    ) -> Callable[[Check], Check]:
+        """Decorator: register the decorated function as the check of a new rule."""
+
+        def register(check: Check) -> Check:
+            self.add(
+                Rule(
+                    id=rule_id,
+                    level=level,
+                    title=title,
+                    requirement=" ".join(requirement.split()),
+                    citation=citation,
+                    source=source,
+                    check=check,
+                    probes=tuple(probes),
+                    profiles=frozenset(profiles),
+                    features=tuple(features),
+                    faults=tuple(faults),
+                    scan=scan,
+                )
+            )
+            return check
+
+        return register
+
+    def __iter__(self) -> Iterator[Rule]:
+        return iter(sorted(self._rules.values(), key=sort_key))
+
+    def __len__(self) -> int:
+        return len(self._rules)
+
+    def __contains__(self, rule_id: object) -> bool:
+        return rule_id in self._rules
+
+    def get(self, rule_id: str) -> Rule:
+        try:
+            return self._rules[rule_id]
+        except KeyError:
+            raise KeyError(f"no rule {rule_id!r}") from None
+
+    def select(
+        self,
+        *,
+        profile: str | None = None,
+        select: Iterable[str] = (),
+        deselect: Iterable[str] = (),
+    ) -> list[Rule]:
+        """Rules for ``profile`` whose ID matches a ``select`` pattern (all when none is given)
+        and no ``deselect`` pattern. Patterns are IDs or shell globs (``SSE-*``), any case."""
+        chosen = [r for r in self if profile is None or r.applies_to(profile)]
+        wanted = [p.upper() for p in select]
+        unwanted = [p.upper() for p in deselect]
+        if wanted:
+            chosen = [r for r in chosen if any(fnmatch.fnmatchcase(r.id, p) for p in wanted)]
+        return [r for r in chosen if not any(fnmatch.fnmatchcase(r.id, p) for p in unwanted)]
+
+
+def sort_key(rule: Rule) -> tuple[str, int]:
+    area, number = rule.id.rsplit("-", 1)
+    return area, int(number)

@@ -1,0 +1,115 @@
+"""The result model: what a run found. Reporters read it and nothing else.
+
+A :class:`RunResult` holds the target, one :class:`RuleResult` per selected rule and every
+recorded exchange (by ``probe/key``), with secrets already redacted by the recorder.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from conformance.transport import Exchange
+from spec import JSON
+
+from .rule import Rule, Violation
+from .verdicts import VERDICT_ORDER, Verdict
+
+
+@dataclass(frozen=True)
+class Finding:
+    """What a failed check reported (a :class:`~conformance.model.rule.Violation`, frozen)."""
+
+    message: str
+    expected: JSON = None
+    actual: JSON = None
+    path: str | None = None
+    evidence: str | None = None
+    exchange: str | None = None
+    curl: str | None = None
+
+    @classmethod
+    def of(cls, violation: Violation, curl: str | None = None) -> Finding:
+        return cls(
+            violation.message,
+            violation.expected,
+            violation.actual,
+            violation.path,
+            violation.evidence,
+            violation.exchange,
+            curl,
+        )
+
+
+@dataclass(frozen=True)
+class RuleResult:
+    """The verdict of one rule; ``finding`` is set for FAIL and NON_STRICT."""
+
+    rule: Rule
+    verdict: Verdict
+    message: str = ""
+    finding: Finding | None = None
+    exchanges: tuple[str, ...] = ()
+    """The exchanges (``probe/key``) the rule's probes recorded."""
+
+    @property
+    def area(self) -> str:
+        return self.rule.area
+
+
+@dataclass(frozen=True)
+class Target:
+    """What was tested, for the report header (no secrets: the URL is redacted)."""
+
+    base_url: str
+    profile: str
+    model: str
+    features: tuple[str, ...]
+    embedded: bool = False
+
+
+@dataclass(frozen=True)
+class RunStats:
+    requests: int = 0
+    wall_seconds: float = 0.0
+    ttft_seconds: tuple[float, ...] = ()
+    """Time to first token of each successful stream (first chunk event)."""
+    itl_seconds: tuple[float, ...] = ()
+    """Gaps between consecutive chunk events of successful streams."""
+
+
+@dataclass(frozen=True)
+class RunResult:
+    target: Target
+    results: tuple[RuleResult, ...]
+    exchanges: Mapping[str, Exchange] = field(default_factory=dict)
+    stats: RunStats = field(default_factory=RunStats)
+    strict: bool = False
+    notes: tuple[str, ...] = ()
+
+    def counts(self) -> dict[Verdict, int]:
+        tally = Counter(result.verdict for result in self.results)
+        return {verdict: tally.get(verdict, 0) for verdict in VERDICT_ORDER}
+
+    def by_area(self) -> dict[str, dict[Verdict, int]]:
+        table: dict[str, Counter[Verdict]] = {}
+        for result in self.results:
+            table.setdefault(result.area, Counter())[result.verdict] += 1
+        return {
+            area: {verdict: tally.get(verdict, 0) for verdict in VERDICT_ORDER}
+            for area, tally in sorted(table.items())
+        }
+
+    def failures(self) -> list[RuleResult]:
+        """FAIL, NON_STRICT and ERROR results, in catalog order."""
+        bad = (Verdict.FAIL, Verdict.NON_STRICT, Verdict.ERROR)
+        return [result for result in self.results if result.verdict in bad]
+
+    @property
+    def passed(self) -> bool:
+        return not any(result.verdict.fails(strict=self.strict) for result in self.results)
+
+    @property
+    def exit_code(self) -> int:
+        return 0 if self.passed else 1

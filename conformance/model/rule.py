@@ -1,0 +1,126 @@
+"""Rules are records: an ID, a level, the requirement in one sentence, its source, and a check.
+
+A check is a pure function of the recorded exchanges (:class:`~conformance.checks.CheckContext`).
+It returns ``None`` when the requirement holds, raises :class:`Violation` when it does not, and
+raises :class:`NotApplicable` when the rule cannot be judged (a feature is not claimed, or
+another defect, judged by another rule, makes its precondition false). Any other exception is a
+bug in the harness and becomes an ERROR verdict.
+
+Exceptions::
+
+    ConformanceSignal
+     +-- Violation        the requirement is broken (FAIL / NON_STRICT)
+     +-- NotApplicable    the rule does not apply (SKIP)
+     +-- HarnessProblem   the harness could not record what the rule needs (ERROR)
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from spec import JSON
+
+from .verdicts import Level, SourceKind
+
+if TYPE_CHECKING:
+    from conformance.checks import CheckContext
+
+RULE_ID = re.compile(r"^[A-Z][A-Z0-9]*(?:-[A-Z0-9]+)*-\d{3}$")
+"""``AREA-NNN``: an upper-case area, a dash, three digits (``SSE-004``, ``CONTENT-TYPE-001``)."""
+
+ALL_PROFILES: frozenset[str] = frozenset({"openai", "openai-compatible", "friendli"})
+
+Check = Callable[["CheckContext"], None]
+
+
+class ConformanceSignal(Exception):
+    """Base of what a check may raise."""
+
+
+class Violation(ConformanceSignal):
+    """The requirement is broken.
+
+    ``path`` is a JSON path into the offending document (``choices[1].finish_reason``);
+    ``evidence`` the raw line or chunk that shows it; ``exchange`` names the recorded exchange
+    (``probe/key``) it comes from, so reporters can show it and a curl command.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        expected: JSON = None,
+        actual: JSON = None,
+        path: str | None = None,
+        evidence: str | None = None,
+        exchange: str | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.expected = expected
+        self.actual = actual
+        self.path = path
+        self.evidence = evidence
+        self.exchange = exchange
+
+
+class NotApplicable(ConformanceSignal):
+    """The rule cannot be judged here; the message says why (shown with the SKIP)."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+class HarnessProblem(ConformanceSignal):
+    """A probe the rule needs failed for reasons that are not the server's fault to judge
+    (connection refused, request budget exhausted, harness limits); the verdict is ERROR."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One requirement of the catalog.
+
+    ``probes`` are the named requests whose exchanges the check reads (the runner runs only
+    the probes the selected rules need); ``scan`` rules also read every other probe that ran.
+    ``features`` must all be claimed, else the rule is SKIPped. ``faults`` name the mock faults
+    that must make this rule fail (the proof tests hold the catalog to it).
+    """
+
+    id: str
+    level: Level
+    title: str
+    requirement: str
+    citation: str
+    source: SourceKind
+    check: Check = field(repr=False, compare=False)
+    probes: tuple[str, ...] = ()
+    profiles: frozenset[str] = ALL_PROFILES
+    features: tuple[str, ...] = ()
+    faults: tuple[str, ...] = ()
+    scan: bool = False
+
+    def __post_init__(self) -> None:
+        if not RULE_ID.match(self.id):
+            raise ValueError(f"rule id {self.id!r} is not AREA-NNN")
+        unknown = self.profiles - ALL_PROFILES
+        if unknown:
+            raise ValueError(f"rule {self.id}: unknown profiles {sorted(unknown)}")
+        for name in ("title", "requirement", "citation"):
+            if not getattr(self, name).strip():
+                raise ValueError(f"rule {self.id}: empty {name}")
+
+    @property
+    def area(self) -> str:
+        """The ID without its number: ``CONTENT-TYPE-001`` -> ``CONTENT-TYPE``."""
+        return self.id.rsplit("-", 1)[0]
+
+    def applies_to(self, profile: str) -> bool:
+        return profile in self.profiles

@@ -1,0 +1,28 @@
+"""The rule catalog: one module per area, every rule registered in :data:`CATALOG`.
+
+Importing this package imports every area module, so ``CATALOG`` is complete; IDs are stable
+(``AREA-NNN``, never renumbered or reused) and the registry refuses duplicates.
+"""
+
+from __future__ import annotations
+
+from . import (  # noqa: F401 - imported for their registrations
+    content_type,
+    determinism,
+    echo,
+    errors,
+    finish,
+    friendli,
+    identity,
+    indices,
+    logprobs,
+    models,
+    params,
+    schema,
+    sse,
+    stop,
+    usage,
+)
+from .base import CATALOG
+
+__all__ = ["CATALOG"]

@@ -1,0 +1,26 @@
+"""The catalog every rule module registers into, and the names rule modules share."""
+
+from __future__ import annotations
+
+from conformance.model import Level, Registry, SourceKind
+
+CATALOG = Registry()
+rule = CATALOG.rule
+
+MUST, SHOULD, MAY = Level.MUST, Level.SHOULD, Level.MAY
+SPEC = SourceKind.SPEC
+API = SourceKind.API_REFERENCE
+WHATWG = SourceKind.WHATWG
+OBSERVED = SourceKind.OBSERVED
+
+OPENAI_PROFILES = frozenset({"openai", "openai-compatible"})
+FRIENDLI = frozenset({"friendli"})
+
+DOC = "spec/completions.yaml"
+SCHEMAS = f"{DOC}#/components/schemas"
+BUGS = "shared/research/bug-classes.md"
+WHATWG_SSE = (
+    "WHATWG HTML §9.2.6, https://html.spec.whatwg.org/multipage/server-sent-events.html"
+    "#event-stream-interpretation"
+)
+OPENAI_STREAM = "OpenAI openapi.yaml 2.3.0, CreateCompletionRequest.stream"

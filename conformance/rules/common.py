@@ -1,0 +1,141 @@
+"""Readers the rule modules share: choices, usage, finish values, stream / non-stream parity.
+
+Each raises :class:`~conformance.model.NotApplicable` when what it reads is missing or broken,
+naming the rule that judges that defect, so the calling rule SKIPs instead of failing twice.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from conformance.checks import CheckContext, unsound
+from conformance.model import NotApplicable
+from conformance.transport import Exchange
+from conformance.views import (
+    AssembledChoice,
+    StreamView,
+    Unassemblable,
+    assemble,
+    response_choices,
+)
+from spec import JSON
+
+OPENAI_FINISH = frozenset({"stop", "length", "content_filter"})
+FRIENDLI_FINISH = frozenset({"stop", "length"})
+
+
+def finish_values(ctx: CheckContext) -> frozenset[str]:
+    """The finish_reason enum of the profile (FriendliAI has no content_filter)."""
+    return FRIENDLI_FINISH if ctx.profile.name == "friendli" else OPENAI_FINISH
+
+
+def prompt_count(body: JSON) -> int:
+    """How many prompts a request holds (a list of token ids is one prompt)."""
+    if not isinstance(body, dict):
+        return 1
+    prompt = body.get("prompt")
+    if isinstance(prompt, list) and prompt and not isinstance(prompt[0], int):
+        return len(prompt)
+    return 1
+
+
+def expected_choices(body: JSON) -> int:
+    n = body.get("n") if isinstance(body, dict) else None
+    return prompt_count(body) * (n if isinstance(n, int) and not isinstance(n, bool) else 1)
+
+
+def choices_of(ctx: CheckContext, probe: str, key: str) -> dict[int, dict[str, JSON]]:
+    """The choices of a non-streamed 200 response, by index (INDICES-001 judges them)."""
+    body = ctx.response(probe, key)
+    try:
+        return response_choices(body, expected_choices(ctx.request(probe, key)))
+    except Unassemblable as exc:
+        raise NotApplicable(f"{probe}/{key}: {exc} (judged by INDICES-001)") from None
+
+
+def choice_of(ctx: CheckContext, probe: str, key: str, index: int = 0) -> dict[str, JSON]:
+    return choices_of(ctx, probe, key)[index]
+
+
+def text_of(choice: dict[str, JSON], label: str) -> str:
+    text = choice.get("text")
+    if not isinstance(text, str):
+        raise NotApplicable(f"{label}: a choice has no text string (judged by SCHEMA-001)")
+    return text
+
+
+def assembled(ctx: CheckContext, probe: str, key: str) -> dict[int, AssembledChoice]:
+    """The choices of a sound stream, by index (FINISH and INDICES rules judge structure)."""
+    view = ctx.stream(probe, key)
+    try:
+        return assemble(view, expected_choices(ctx.request(probe, key)))
+    except Unassemblable as exc:
+        raise NotApplicable(f"{probe}/{key}: {exc} (judged by FINISH / INDICES rules)") from None
+
+
+def require_parity(ctx: CheckContext) -> None:
+    """SKIP unless the greedy stream equals the greedy non-streamed response (DET-001)."""
+    streamed = assembled(ctx, "greedy", "s")
+    plain = choices_of(ctx, "greedy", "ns")
+    for index, choice in streamed.items():
+        if choice.text != plain[index].get("text"):
+            raise NotApplicable("streams differ from non-streamed responses (judged by DET-001)")
+
+
+def usage_numbers(usage: JSON) -> tuple[int, int, int] | None:
+    """``(prompt, completion, total)`` when all three are integers, else None."""
+    if not isinstance(usage, dict):
+        return None
+    values = [usage.get(k) for k in ("prompt_tokens", "completion_tokens", "total_tokens")]
+    numbers = [v for v in values if isinstance(v, int) and not isinstance(v, bool)]
+    if len(numbers) != 3:
+        return None
+    return numbers[0], numbers[1], numbers[2]
+
+
+def usage_of(ctx: CheckContext, probe: str, key: str) -> tuple[int, int, int]:
+    """The usage of a non-streamed response (USAGE-010 judges its presence)."""
+    numbers = usage_numbers(ctx.response(probe, key).get("usage"))
+    if numbers is None:
+        raise NotApplicable(f"{probe}/{key} has no complete usage (judged by USAGE-010/011)")
+    return numbers
+
+
+def streams(ctx: CheckContext) -> Iterator[tuple[str, JSON, StreamView]]:
+    """Every recorded 200 stream of a valid request, however it ended."""
+    for label, body, exchange in ctx.scanned():
+        if exchange.is_sse and exchange.status == 200:
+            yield label, body, ctx.view(exchange)
+
+
+def sound_streams(ctx: CheckContext) -> Iterator[tuple[str, JSON, StreamView]]:
+    for label, body, view in streams(ctx):
+        if unsound(view) is None:
+            yield label, body, view
+
+
+def responses(ctx: CheckContext) -> Iterator[tuple[str, JSON, Exchange, JSON]]:
+    """Every complete 200 non-streamed response of a valid request, with its parsed body
+    (``None`` when the body is not JSON)."""
+    import json
+
+    for label, body, exchange in ctx.scanned():
+        if exchange.is_sse or exchange.status != 200 or exchange.termination != "eof":
+            continue
+        if isinstance(body, dict) and body.get("stream") is True:
+            continue
+        try:
+            parsed: JSON = json.loads(exchange.body)
+        except ValueError:
+            parsed = None
+        yield label, body, exchange, parsed
+
+
+def logprob_arrays(value: JSON) -> dict[str, list[JSON]] | None:
+    """The four arrays of a logprobs object, when all four are arrays."""
+    if not isinstance(value, dict):
+        return None
+    arrays = {k: value.get(k) for k in ("tokens", "token_logprobs", "top_logprobs", "text_offset")}
+    if all(isinstance(v, list) for v in arrays.values()):
+        return arrays  # type: ignore[return-value]
+    return None

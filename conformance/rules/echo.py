@@ -1,0 +1,152 @@
+"""echo: the prompt comes back first, with prompt logprobs, also for token prompts and
+``max_tokens: 0``.
+
+Spec: ``CompletionRequest.echo`` in ``spec/completions.yaml``: "Echo the prompt before the
+completion in ``text``. With ``logprobs``, the prompt tokens get log probabilities too, the
+first of them null (nothing precedes it)"; ``MaxTokens``: "0 generates nothing (useful with
+``echo`` to score a prompt)". Bug classes 18, 23, 24 and 25.
+"""
+
+from __future__ import annotations
+
+from conformance.checks import CheckContext
+from conformance.model import NotApplicable, Violation
+from conformance.views import compact, joined_bytes
+
+from .base import BUGS, MUST, SCHEMAS, SHOULD, SPEC, rule
+from .common import assembled, choice_of, logprob_arrays, text_of, usage_of
+from .logprobs import tokens_spell_text
+
+ECHO = f"{SCHEMAS}/CompletionRequest/properties/echo"
+OPENAI_ONLY = frozenset({"openai", "openai-compatible"})
+
+
+def echoed_choice(ctx: CheckContext, key: str) -> tuple[str, dict]:
+    """``(prompt, choice)`` of an echo request whose text starts with the prompt."""
+    prompt = ctx.note("echo", "prompt")
+    choice = choice_of(ctx, "echo", key)
+    text = text_of(choice, f"echo/{key}")
+    if not isinstance(prompt, str) or not text.startswith(prompt):
+        raise NotApplicable("echo was not honoured (judged by ECHO-001)")
+    return prompt, choice
+
+
+@rule(
+    "ECHO-001", MUST, "echo prepends the prompt",
+    requirement="With echo true, each choice's text starts with its prompt, streamed (joined "
+    "chunks) and not.",
+    citation=f"{ECHO}; {BUGS} #18, #24",
+    source=SPEC, probes=("echo",), profiles=OPENAI_ONLY, features=("echo",),
+    faults=("echo-ignored",),
+)
+def echo_prepends_prompt(ctx: CheckContext) -> None:
+    prompt = ctx.note("echo", "prompt")
+    plain = text_of(choice_of(ctx, "echo", "ns"), "echo/ns")
+    streamed = assembled(ctx, "echo", "s")[0]
+    for key, text in (("ns", plain), ("s", streamed.text)):
+        if not text.startswith(str(prompt)):
+            raise Violation(
+                "with echo, the text does not start with the prompt",
+                expected=f"{prompt}...", actual=text, path="choices[0].text",
+                exchange=f"echo/{key}", evidence=compact(text),
+            )
+
+
+@rule(
+    "ECHO-002", MUST, "The first prompt logprob is null",
+    requirement="With echo and logprobs, token_logprobs[0] and top_logprobs[0] are null "
+    "(nothing precedes the first prompt token).",
+    citation=f"{ECHO}; {SCHEMAS}/LogprobsObject (FIX comments); {BUGS} #23",
+    source=SPEC, probes=("echo",), profiles=OPENAI_ONLY, features=("echo", "echo_logprobs"),
+    faults=("echo-logprobs-first-not-null",),
+)
+def first_prompt_logprob_null(ctx: CheckContext) -> None:
+    _, choice = echoed_choice(ctx, "ns")
+    arrays = logprob_arrays(choice.get("logprobs"))
+    if arrays is None or not arrays["tokens"]:
+        raise NotApplicable("no logprobs object (judged by LOGPROBS-001)")
+    for name in ("token_logprobs", "top_logprobs"):
+        values = arrays[name]
+        if values and values[0] is not None:
+            raise Violation(
+                f"with echo, {name}[0] is not null",
+                expected=None, actual=values[0], path=f"choices[0].logprobs.{name}[0]",
+                exchange="echo/ns", evidence=compact(choice.get("logprobs")),
+            )
+
+
+@rule(
+    "ECHO-003", SHOULD, "Prompt tokens have logprob entries",
+    requirement="With echo and logprobs, the logprobs arrays start with one entry per prompt "
+    "token, spelling the prompt.",
+    citation=f"{ECHO}; {BUGS} #23",
+    source=SPEC, probes=("echo",), profiles=OPENAI_ONLY, features=("echo", "echo_logprobs"),
+)
+def prompt_tokens_scored(ctx: CheckContext) -> None:
+    prompt, choice = echoed_choice(ctx, "ns")
+    arrays = logprob_arrays(choice.get("logprobs"))
+    if arrays is None or not tokens_spell_text(arrays["tokens"], str(choice.get("text"))):
+        raise NotApplicable("the logprobs tokens do not spell the text (LOGPROBS-004)")
+    spelled = b""
+    for token in arrays["tokens"]:
+        if spelled == prompt.encode():
+            return
+        spelled += joined_bytes([token])
+    if spelled != prompt.encode():
+        raise Violation(
+            "the leading logprobs tokens do not spell the prompt",
+            expected=prompt, actual=compact(arrays["tokens"][:8]),
+            path="choices[0].logprobs.tokens", exchange="echo/ns",
+            evidence=compact(arrays["tokens"]),
+        )
+
+
+@rule(
+    "ECHO-004", MUST, "max_tokens 0 with echo scores the prompt",
+    requirement="max_tokens 0 with echo is accepted (200): the text is exactly the prompt and "
+    "completion_tokens is 0.",
+    citation=f"{SCHEMAS}/MaxTokens; {BUGS} #25",
+    source=SPEC, probes=("echo",), profiles=OPENAI_ONLY,
+    features=("echo", "max_tokens_zero"), faults=("max-tokens-overrun",),
+)
+def max_tokens_zero_echo(ctx: CheckContext) -> None:
+    exchange = ctx.exchange("echo", "max0")
+    if exchange.status != 200:
+        raise Violation(
+            "max_tokens 0 with echo was not accepted",
+            expected=200, actual=exchange.status, path="status", exchange="echo/max0",
+            evidence=compact(exchange.body.decode("utf-8", "replace")),
+        )
+    prompt, choice = echoed_choice(ctx, "max0")
+    completion = usage_of(ctx, "echo", "max0")[1]
+    if choice.get("text") != prompt or completion != 0:
+        raise Violation(
+            "max_tokens 0 with echo generated tokens",
+            expected={"text": prompt, "completion_tokens": 0},
+            actual={"text": choice.get("text"), "completion_tokens": completion},
+            path="choices[0].text", exchange="echo/max0", evidence=compact(choice),
+        )
+
+
+@rule(
+    "ECHO-005", MUST, "echo returns token prompts as text",
+    requirement="With echo and a token-id prompt of k ids (max_tokens 0, logprobs 0), the text "
+    "is the prompt's text (not empty) and the logprobs hold k prompt entries.",
+    citation=f"{ECHO}; {SCHEMAS}/CompletionRequest/properties/prompt; {BUGS} #18",
+    source=SPEC, probes=("vocab",), profiles=OPENAI_ONLY,
+    features=("echo", "token_prompts", "echo_logprobs", "max_tokens_zero"),
+    faults=("echo-ignored",),
+)
+def token_prompt_echoed(ctx: CheckContext) -> None:
+    ids = ctx.note("vocab", "ids")
+    choice = choice_of(ctx, "vocab", "decode")
+    text = text_of(choice, "vocab/decode")
+    arrays = logprob_arrays(choice.get("logprobs"))
+    count = len(arrays["tokens"]) if arrays else None
+    if not text or (count is not None and isinstance(ids, list) and count < len(ids)):
+        raise Violation(
+            "with echo, a token-id prompt does not come back as text",
+            expected=f"the text of {len(ids) if isinstance(ids, list) else '?'} prompt tokens",
+            actual={"text": text[:80], "logprob_entries": count}, path="choices[0].text",
+            exchange="vocab/decode", evidence=compact(choice)[:300],
+        )

@@ -1,0 +1,184 @@
+"""Invalid input: the profile's 4xx with the error envelope, never 5xx, never 200, and the
+server still answering afterwards.
+
+Spec: ``spec/completions.yaml`` ``components/responses/BadRequest`` ("The request is invalid
+(OpenAI profiles); ``error.param`` names the field") and ``UnprocessableEntity`` (FriendliAI),
+the profiles' ``errors.invalid_request`` statuses, ``ErrorResponse`` ("The error envelope
+``{"error": {"message", "type", "param", "code"}}``") and ``x-cross-field-rules``. Bug classes
+12, 20 and 31.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+
+from conformance.checks import CheckContext
+from conformance.model import NotApplicable, Violation
+from conformance.transport import Exchange
+
+from .base import BUGS, DOC, MUST, SCHEMAS, SHOULD, SPEC, rule
+
+RESPONSES = f"{DOC}#/components/responses"
+
+
+def _cases(ctx: CheckContext, kinds: tuple[str, ...]) -> Iterator[tuple[str, dict, Exchange]]:
+    cases = ctx.note("invalid", "cases")
+    if not isinstance(cases, dict):
+        raise NotApplicable("the invalid probe recorded no cases")
+    for key, case in cases.items():
+        if case.get("kind") in kinds:
+            yield key, case, ctx.exchange("invalid", key)
+
+
+def _excerpt(exchange: Exchange) -> str:
+    return exchange.body.decode("utf-8", "replace")[:400]
+
+
+def _status_rule(ctx: CheckContext, kinds: tuple[str, ...]) -> None:
+    allowed = ctx.profile.invalid_request_statuses
+    for key, case, exchange in _cases(ctx, kinds):
+        status = exchange.status
+        if status is not None and status >= 500:
+            continue  # ERRORS-002
+        if status not in allowed:
+            raise Violation(
+                f"invalid input ({key}: {case.get('why')}) got HTTP {status}",
+                expected=list(allowed), actual=status, path="status",
+                exchange=f"invalid/{key}", evidence=_excerpt(exchange),
+            )
+
+
+@rule(
+    "ERRORS-001", MUST, "Invalid input gets the profile's 4xx",
+    requirement="A request the contract's schema rejects (out of range, wrong type, unknown "
+    "field, malformed JSON), streamed or not, is answered with the profile's status (OpenAI "
+    "400, FriendliAI 422) before any event-stream bytes.",
+    citation=f"{RESPONSES}/BadRequest, UnprocessableEntity; spec/profiles/*.yaml "
+    f"errors.invalid_request; {BUGS} #12, #31",
+    source=SPEC, probes=("invalid",), faults=("invalid-input-200", "error-in-stream"),
+)
+def invalid_input_rejected(ctx: CheckContext) -> None:
+    _status_rule(ctx, ("schema", "malformed"))
+
+
+@rule(
+    "ERRORS-002", MUST, "Invalid input never gets a 5xx",
+    requirement="No invalid request is answered with a server error (5xx).",
+    citation=f"{RESPONSES}/BadRequest; {BUGS} #31",
+    source=SPEC, probes=("invalid",), faults=("invalid-input-500",),
+)
+def no_server_error(ctx: CheckContext) -> None:
+    for key, case, exchange in _cases(ctx, ("schema", "limit", "cross-field", "malformed")):
+        if exchange.status is not None and exchange.status >= 500:
+            raise Violation(
+                f"invalid input ({key}: {case.get('why')}) got a server error",
+                expected="4xx", actual=exchange.status, path="status",
+                exchange=f"invalid/{key}", evidence=_excerpt(exchange),
+            )
+
+
+@rule(
+    "ERRORS-003", MUST, "Errors carry the error envelope",
+    requirement='Every error body is JSON matching the profile\'s error schema: {"error": '
+    '{"message", "type", "param", "code"}} (FriendliAI also FastAPI\'s {"detail": [...]}).',
+    citation=f"{SCHEMAS}/ErrorResponse, LenientErrorResponse, FriendliErrorResponse; "
+    f"{BUGS} #31",
+    source=SPEC, probes=("invalid",), faults=("error-no-envelope",),
+)
+def error_envelope(ctx: CheckContext) -> None:
+    validator = ctx.profile.validator("error")
+    for key, _, exchange in _cases(ctx, ("schema", "limit", "cross-field", "malformed")):
+        if exchange.status is None or exchange.status < 400:
+            continue
+        try:
+            body = json.loads(exchange.body)
+        except ValueError:
+            raise Violation(
+                f"the HTTP {exchange.status} error body is not JSON",
+                expected='{"error": {...}}', actual=_excerpt(exchange)[:120], path="$",
+                exchange=f"invalid/{key}", evidence=_excerpt(exchange),
+            ) from None
+        for error in validator.iter_errors(body):
+            raise Violation(
+                f"the error body does not match the error schema: {error.message}",
+                expected='{"error": {"message", "type", "param", "code"}}',
+                actual=_excerpt(exchange)[:200],
+                path="/".join(map(str, error.absolute_path)) or "$",
+                exchange=f"invalid/{key}", evidence=_excerpt(exchange),
+            )
+
+
+@rule(
+    "ERRORS-004", MUST, "Cross-field violations are rejected",
+    requirement="Requests breaking a cross-field rule (best_of < n, best_of > 1 streamed, "
+    "stream_options without stream; FriendliAI: prompt and tokens, a seed list not of length "
+    "n), streamed or not, get the profile's 4xx.",
+    citation=f"{DOC}#/x-cross-field-rules; {BUGS} #20",
+    source=SPEC, probes=("invalid",),
+    faults=("stream-options-ignored-error", "invalid-input-200", "error-in-stream"),
+)
+def cross_field_rejected(ctx: CheckContext) -> None:
+    _status_rule(ctx, ("cross-field",))
+
+
+@rule(
+    "ERRORS-005", SHOULD, "error.param names the offending field",
+    requirement="For a single invalid field, the error envelope's param names that field.",
+    citation=f"{RESPONSES}/BadRequest (\"error.param names the field\")",
+    source=SPEC, probes=("invalid",),
+)
+def error_param(ctx: CheckContext) -> None:
+    for key, case, exchange in _cases(ctx, ("schema",)):
+        body = _error_object(exchange)
+        request = ctx.request("invalid", key)
+        fields = [k for k in request if k not in ("model", "prompt", "max_tokens")]
+        if body is None or len(fields) != 1 or key.endswith("streamed"):
+            continue
+        if body.get("param") != fields[0]:
+            raise Violation(
+                f"error.param does not name the invalid field ({case.get('why')})",
+                expected=fields[0], actual=body.get("param"), path="error.param",
+                exchange=f"invalid/{key}", evidence=_excerpt(exchange),
+            )
+
+
+def _error_object(exchange: Exchange) -> dict | None:
+    if exchange.status is None or not 400 <= exchange.status < 500:
+        return None
+    try:
+        body = json.loads(exchange.body)
+    except ValueError:
+        return None
+    error = body.get("error") if isinstance(body, dict) else None
+    return error if isinstance(error, dict) else None
+
+
+@rule(
+    "ERRORS-006", SHOULD, "The server still answers after invalid input",
+    requirement="After the invalid requests, a valid request is answered 200.",
+    citation=f"{BUGS} #31 (\"and the server still answers afterwards\")",
+    source=SPEC, probes=("invalid",),
+)
+def healthy_after(ctx: CheckContext) -> None:
+    exchange = ctx.exchange("invalid", "health")
+    if exchange.status != 200:
+        raise Violation(
+            "a valid request after the invalid ones failed", expected=200,
+            actual=exchange.status or str(exchange.termination), path="status",
+            exchange="invalid/health", evidence=_excerpt(exchange),
+        )
+
+
+@rule(
+    "ERRORS-007", SHOULD, "OpenAI's limits are enforced",
+    requirement="An OpenAI-compatible server rejects what breaks OpenAI's limits (logprobs "
+    "above 5, more than 4 stop strings, best_of above 20); many raise them (vLLM allows 20 "
+    "logprobs), so this is a strict-parity check.",
+    citation=f"{SCHEMAS}/Logprobs; spec/profiles/openai-compatible.yaml limits; {BUGS} "
+    "peer check 5 (\"treat >5 as a strict-mode check\")",
+    source=SPEC, probes=("invalid",), profiles=frozenset({"openai-compatible"}),
+    faults=("invalid-input-200",),
+)
+def openai_limits_enforced(ctx: CheckContext) -> None:
+    _status_rule(ctx, ("limit",))

@@ -1,0 +1,162 @@
+"""finish_reason: null until a choice's last chunk, exactly once, from the enum, last.
+
+Spec: ``ChunkFinishReason`` in ``spec/completions.yaml`` ("every chunk but the last of a choice
+carries ``null``"), ``FinishReason`` ("``stop``: a natural stop (end of text), a stop string or
+a stop token; ``length``: ``max_tokens`` or the context length was reached"); bug classes 1-5.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from conformance.checks import CheckContext
+from conformance.model import NotApplicable, Violation
+from conformance.views import Payload, StreamView, compact, is_finish, raw_text
+from spec import JSON
+
+from .base import BUGS, MUST, SCHEMAS, SPEC, rule
+from .common import choice_of, expected_choices, finish_values, responses, sound_streams, text_of
+
+
+def _entries(view: StreamView) -> list[tuple[int, dict[str, JSON], Payload]]:
+    """``(index, choice entry, payload)`` for every choice of every chunk, in order."""
+    found: list[tuple[int, dict[str, JSON], Payload]] = []
+    for payload in view.chunks:
+        for entry in payload.value.get("choices") or []:
+            if isinstance(entry, dict) and isinstance(entry.get("index"), int):
+                found.append((entry["index"], entry, payload))
+    return found
+
+
+def _indices_exact(view: StreamView, body: JSON) -> bool:
+    seen = {index for index, _, _ in _entries(view)}
+    return seen == set(range(expected_choices(body)))
+
+
+@rule(
+    "FINISH-001", MUST, "finish_reason is null until the last chunk",
+    requirement="In a stream, every choice entry carries finish_reason, and it is JSON null "
+    "(not an empty string) on every chunk but the choice's last.",
+    citation=f"{SCHEMAS}/ChunkFinishReason; {BUGS} #2",
+    source=SPEC, probes=("greedy",), faults=("finish-reason-empty-string",), scan=True,
+)
+def null_until_finish(ctx: CheckContext) -> None:
+    key_required = ctx.profile.name != "friendli"
+    for label, _, view in sound_streams(ctx):
+        for index, entry, payload in _entries(view):
+            if key_required and "finish_reason" not in entry:
+                raise Violation(
+                    f"choice {index} of event {payload.position} has no finish_reason key",
+                    expected=None, actual="(absent)", path="choices[].finish_reason",
+                    exchange=label, evidence=raw_text(payload.event.raw),
+                )
+            if entry.get("finish_reason") == "":
+                raise Violation(
+                    f'choice {index} of event {payload.position} has finish_reason ""',
+                    expected=None, actual="", path="choices[].finish_reason",
+                    exchange=label, evidence=raw_text(payload.event.raw),
+                )
+
+
+@rule(
+    "FINISH-002", MUST, "Each choice has exactly one finish chunk",
+    requirement="In a stream, exactly one chunk per choice index has a non-null "
+    "finish_reason, and it comes before [DONE].",
+    citation=f"{SCHEMAS}/ChunkFinishReason; {BUGS} #1, #3, #4",
+    source=SPEC, probes=("greedy",), faults=("finish-doubled", "finish-missing", "done-early"),
+    scan=True,
+)
+def one_finish_per_choice(ctx: CheckContext) -> None:
+    for label, body, view in sound_streams(ctx):
+        if not _indices_exact(view, body):
+            continue  # INDICES-002 judges the indices
+        entries = _entries(view)
+        finishes = Counter(
+            index for index, entry, _ in entries if is_finish(entry.get("finish_reason"))
+        )
+        for index in range(expected_choices(body)):
+            if finishes[index] != 1:
+                last = [p for i, _, p in entries if i == index][-1]
+                raise Violation(
+                    f"choice {index} has {finishes[index]} finish chunks",
+                    expected=1, actual=finishes[index], path=f"choices[{index}].finish_reason",
+                    exchange=label, evidence=raw_text(last.event.raw),
+                )
+
+
+@rule(
+    "FINISH-003", MUST, "finish_reason comes from the enum",
+    requirement="A finish_reason that is not null is stop, length or content_filter (FriendliAI: "
+    "stop or length), streamed or not.",
+    citation=f"{SCHEMAS}/FinishReason; {BUGS} #2",
+    source=SPEC, probes=("greedy", "stop"), faults=("finish-reason-nonstandard",), scan=True,
+)
+def finish_from_enum(ctx: CheckContext) -> None:
+    allowed = finish_values(ctx)
+    for label, _, exchange, body in responses(ctx):
+        choices = body.get("choices") if isinstance(body, dict) else None
+        for position, entry in enumerate(choices if isinstance(choices, list) else []):
+            value = entry.get("finish_reason") if isinstance(entry, dict) else None
+            if is_finish(value) and value not in allowed:
+                raise Violation(
+                    f"finish_reason {value!r} is not in the enum",
+                    expected=sorted(allowed), actual=value,
+                    path=f"choices[{position}].finish_reason", exchange=label,
+                    evidence=raw_text(exchange.body),
+                )
+    for label, _, view in sound_streams(ctx):
+        for index, entry, payload in _entries(view):
+            value = entry.get("finish_reason")
+            if is_finish(value) and value not in allowed:
+                raise Violation(
+                    f"finish_reason {value!r} of choice {index} is not in the enum",
+                    expected=sorted(allowed), actual=value, path="choices[].finish_reason",
+                    exchange=label, evidence=raw_text(payload.event.raw),
+                )
+
+
+@rule(
+    "FINISH-004", MUST, "Nothing of a choice follows its finish chunk",
+    requirement="No chunk carrying a choice's text comes after that choice's finish chunk.",
+    citation=f"{SCHEMAS}/ChunkFinishReason; {BUGS} #3",
+    source=SPEC, probes=("greedy",), faults=("text-after-finish",), scan=True,
+)
+def nothing_after_finish(ctx: CheckContext) -> None:
+    for label, body, view in sound_streams(ctx):
+        if not _indices_exact(view, body):
+            continue
+        finished: set[int] = set()
+        for index, entry, payload in _entries(view):
+            if is_finish(entry.get("finish_reason")):
+                finished.add(index)  # a second finish chunk is FINISH-002's defect
+            elif index in finished:
+                raise Violation(
+                    f"choice {index} has a chunk after its finish chunk",
+                    expected="no chunk after the finish chunk", actual=compact(entry),
+                    path=f"choices[{index}]", exchange=label,
+                    evidence=raw_text(payload.event.raw),
+                )
+
+
+@rule(
+    "FINISH-005", MUST, "finish_reason is length when max_tokens cut the text",
+    requirement="When generation stops because max_tokens was reached, finish_reason is "
+    "length (a greedy run cut at 3 tokens, whose uncut run goes on, says length).",
+    citation=f"{SCHEMAS}/FinishReason; {BUGS} #4, #5",
+    source=SPEC, probes=("greedy", "length"), faults=("length-reported-as-stop",),
+)
+def length_when_cut(ctx: CheckContext) -> None:
+    short = choice_of(ctx, "length", "short")
+    full = text_of(choice_of(ctx, "greedy", "ns"), "greedy/ns")
+    text = text_of(short, "length/short")
+    reason = short.get("finish_reason")
+    if reason not in finish_values(ctx):
+        raise NotApplicable(f"finish_reason {reason!r} is not in the enum (FINISH-003)")
+    if not (full.startswith(text) and len(full) > len(text)):
+        raise NotApplicable("the 3-token run is not a proper prefix of the 16-token greedy run")
+    if reason != "length":
+        raise Violation(
+            "max_tokens cut the text, but finish_reason is not length",
+            expected="length", actual=reason, path="choices[0].finish_reason",
+            exchange="length/short", evidence=compact(short),
+        )

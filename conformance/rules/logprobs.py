@@ -1,0 +1,231 @@
+"""The logprobs object: present when asked, four equal arrays that spell the text, offsets
+from the prompt start, top alternatives sized logprobs (+1), every value <= 0.
+
+Spec: ``Logprobs`` in ``spec/completions.yaml`` ("up to ``logprobs + 1`` entries per position.
+0 still returns the logprobs object, with the chosen token's logprob") and ``LogprobsObject``
+("The four arrays have one entry per token, in order ... ``text_offset`` counts characters from
+the start of the prompt"). Bug classes 26-29.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+
+from conformance.checks import CheckContext
+from conformance.model import NotApplicable, Violation
+from conformance.views import char_offsets, compact, joined_text_matches
+from spec import JSON
+
+from .base import BUGS, MUST, SCHEMAS, SHOULD, SPEC, rule
+from .common import assembled, choice_of, logprob_arrays, text_of
+
+LOGPROBS = f"{SCHEMAS}/Logprobs"
+OBJECT = f"{SCHEMAS}/LogprobsObject"
+STRICT_OFFSETS = frozenset({"openai", "friendli"})
+Arrays = dict[str, list[JSON]]
+
+
+def tokens_spell_text(tokens: Sequence[JSON], text: str) -> bool:
+    return all(isinstance(t, str) for t in tokens) and joined_text_matches(tokens, text)  # type: ignore[arg-type]
+
+
+def _requested(ctx: CheckContext) -> Iterator[tuple[str, str, JSON, str]]:
+    """``(label, text, logprobs value, prompt)`` of the logprobs probe's three requests."""
+    prompt = str(ctx.note("logprobs", "prompt"))
+    for key in ("l0", "ln"):
+        choice = choice_of(ctx, "logprobs", key)
+        yield f"logprobs/{key}", text_of(choice, f"logprobs/{key}"), choice.get("logprobs"), prompt
+    streamed = assembled(ctx, "logprobs", "ln_s")[0]
+    yield "logprobs/ln_s", streamed.text, streamed.logprobs, prompt
+
+
+def _arrays(ctx: CheckContext) -> Iterator[tuple[str, str, Arrays, str]]:
+    for label, text, value, prompt in _requested(ctx):
+        arrays = logprob_arrays(value)
+        if arrays is None:
+            raise NotApplicable(f"{label} has no logprobs object (judged by LOGPROBS-001)")
+        yield label, text, arrays, prompt
+
+
+def _consistent(ctx: CheckContext) -> Iterator[tuple[str, str, Arrays, str]]:
+    """Arrays of equal length whose tokens spell the text (LOGPROBS-003 / 004 judge those)."""
+    for label, text, arrays, prompt in _arrays(ctx):
+        if len({len(v) for v in arrays.values()}) != 1:
+            raise NotApplicable(f"{label}: the arrays differ in length (LOGPROBS-003)")
+        if not tokens_spell_text(arrays["tokens"], text):
+            raise NotApplicable(f"{label}: the tokens do not spell the text (LOGPROBS-004)")
+        yield label, text, arrays, prompt
+
+
+@rule(
+    "LOGPROBS-001", MUST, "logprobs N returns the object",
+    requirement="With logprobs N >= 1, every choice carries a logprobs object, streamed and "
+    "not.",
+    citation=f"{LOGPROBS}; {BUGS} #29",
+    source=SPEC, probes=("logprobs",), features=("logprobs",), faults=("logprobs-missing",),
+)
+def logprobs_present(ctx: CheckContext) -> None:
+    for label, _, value, _ in _requested(ctx):
+        if label.endswith("l0"):
+            continue
+        if not isinstance(value, dict):
+            raise Violation(
+                "logprobs were requested but the choice's logprobs is null",
+                expected="a logprobs object", actual=value, path="choices[0].logprobs",
+                exchange=label, evidence=compact(value),
+            )
+
+
+@rule(
+    "LOGPROBS-002", MUST, "logprobs 0 still returns the object",
+    requirement="logprobs 0 is not 'off': the choice carries a logprobs object with the "
+    "chosen tokens' logprobs.",
+    citation=f"{LOGPROBS} (\"0 still returns the logprobs object\"); {BUGS} #26",
+    source=SPEC, probes=("logprobs",), features=("logprobs",),
+    faults=("logprobs-zero-off", "logprobs-missing"),
+)
+def logprobs_zero_present(ctx: CheckContext) -> None:
+    choice = choice_of(ctx, "logprobs", "l0")
+    if not isinstance(choice.get("logprobs"), dict):
+        raise Violation(
+            "logprobs 0 returned no logprobs object",
+            expected="a logprobs object", actual=choice.get("logprobs"),
+            path="choices[0].logprobs", exchange="logprobs/l0", evidence=compact(choice),
+        )
+
+
+@rule(
+    "LOGPROBS-003", MUST, "The four arrays have equal lengths",
+    requirement="tokens, token_logprobs, top_logprobs and text_offset have one entry per "
+    "token each.",
+    citation=f"{OBJECT}; {BUGS} #28",
+    source=SPEC, probes=("logprobs",), features=("logprobs",),
+    faults=("logprobs-arrays-unequal",),
+)
+def arrays_equal(ctx: CheckContext) -> None:
+    for label, _, arrays, _ in _arrays(ctx):
+        lengths = {name: len(values) for name, values in arrays.items()}
+        if len(set(lengths.values())) != 1:
+            raise Violation(
+                "the logprobs arrays differ in length",
+                expected="equal lengths", actual=lengths, path="choices[0].logprobs",
+                exchange=label, evidence=compact(lengths),
+            )
+
+
+@rule(
+    "LOGPROBS-004", MUST, "The tokens spell the text",
+    requirement="The logprobs tokens, joined (bytes: escapes decoded), spell the choice's text.",
+    citation=f"{OBJECT}; {BUGS} #28",
+    source=SPEC, probes=("logprobs",), features=("logprobs",),
+    faults=("logprobs-tokens-mismatch",),
+)
+def tokens_join_to_text(ctx: CheckContext) -> None:
+    for label, text, arrays, _ in _arrays(ctx):
+        if not tokens_spell_text(arrays["tokens"], text):
+            raise Violation(
+                "the joined logprobs tokens differ from the text",
+                expected=text, actual="".join(str(t) for t in arrays["tokens"]),
+                path="choices[0].logprobs.tokens", exchange=label,
+                evidence=compact(arrays["tokens"]),
+            )
+
+
+def _check_offsets(ctx: CheckContext) -> None:
+    for label, _, arrays, prompt in _consistent(ctx):
+        counted = char_offsets(arrays["tokens"])  # type: ignore[arg-type]
+        for i, (offset, before) in enumerate(zip(arrays["text_offset"], counted, strict=False)):
+            if before is not None and offset != len(prompt) + before:
+                raise Violation(
+                    f"text_offset[{i}] does not count characters from the prompt's start",
+                    expected=len(prompt) + before, actual=offset,
+                    path=f"choices[0].logprobs.text_offset[{i}]", exchange=label,
+                    evidence=compact(arrays["text_offset"]),
+                )
+
+
+@rule(
+    "LOGPROBS-005", MUST, "text_offset counts from the prompt start",
+    requirement="text_offset[i] == len(prompt) + len(''.join(tokens[:i])) (echo off), "
+    "streamed and not.",
+    citation=f"{OBJECT}; {BUGS} #27",
+    source=SPEC, probes=("logprobs",), profiles=STRICT_OFFSETS, features=("logprobs",),
+    faults=("logprobs-offsets-misaligned",),
+)
+def offsets_from_prompt(ctx: CheckContext) -> None:
+    _check_offsets(ctx)
+
+
+@rule(
+    "LOGPROBS-006", MUST, "top_logprobs has logprobs or logprobs+1 entries",
+    requirement="Each non-null top_logprobs entry holds at least logprobs and at most "
+    "logprobs + 1 alternatives.",
+    citation=f"{LOGPROBS} (\"up to logprobs + 1 entries per position\"); {BUGS} #28",
+    source=SPEC, probes=("logprobs",), features=("logprobs",),
+    faults=("logprobs-too-many-top",),
+)
+def top_sized(ctx: CheckContext) -> None:
+    top = ctx.note("logprobs", "top")
+    for label, _, arrays, _ in _arrays(ctx):
+        want = 0 if label.endswith("l0") else int(top)  # type: ignore[arg-type]
+        for i, entry in enumerate(arrays["top_logprobs"]):
+            if isinstance(entry, dict) and not want <= len(entry) <= want + 1:
+                raise Violation(
+                    f"top_logprobs[{i}] has {len(entry)} entries for logprobs {want}",
+                    expected=f"{want} or {want + 1}", actual=len(entry),
+                    path=f"choices[0].logprobs.top_logprobs[{i}]", exchange=label,
+                    evidence=compact(entry),
+                )
+
+
+@rule(
+    "LOGPROBS-007", SHOULD, "top_logprobs holds the chosen token",
+    requirement="Each top_logprobs entry contains the sampled token with the same logprob as "
+    "token_logprobs.",
+    citation=f"{LOGPROBS} (\"and of the chosen token\"); {BUGS} #28",
+    source=SPEC, probes=("logprobs",), features=("logprobs",),
+)
+def top_holds_chosen(ctx: CheckContext) -> None:
+    for label, _, arrays, _ in _consistent(ctx):
+        rows = zip(arrays["tokens"], arrays["token_logprobs"], arrays["top_logprobs"], strict=False)
+        for i, (token, value, entry) in enumerate(rows):
+            if not isinstance(entry, dict) or value is None:
+                continue
+            if token not in entry or abs(float(entry[token]) - float(value)) > 1e-6:
+                raise Violation(
+                    f"top_logprobs[{i}] does not hold the chosen token {token!r} at {value}",
+                    expected={token: value}, actual=entry,
+                    path=f"choices[0].logprobs.top_logprobs[{i}]", exchange=label,
+                    evidence=compact(entry),
+                )
+
+
+@rule(
+    "LOGPROBS-008", MUST, "Every logprob is <= 0",
+    requirement="Every token_logprobs and top_logprobs value is a log probability: <= 0.",
+    citation=f"{OBJECT}; {BUGS} #28",
+    source=SPEC, probes=("logprobs",), features=("logprobs",), faults=("logprobs-positive",),
+)
+def logprobs_not_positive(ctx: CheckContext) -> None:
+    for label, _, arrays, _ in _arrays(ctx):
+        values = [v for v in arrays["token_logprobs"] if v is not None]
+        values += [v for e in arrays["top_logprobs"] if isinstance(e, dict) for v in e.values()]
+        positive = [v for v in values if isinstance(v, (int, float)) and v > 0]
+        if positive:
+            raise Violation(
+                f"{len(positive)} logprob value(s) are positive",
+                expected="<= 0", actual=positive[0], path="choices[0].logprobs",
+                exchange=label, evidence=compact(arrays["token_logprobs"]),
+            )
+
+
+@rule(
+    "LOGPROBS-009", SHOULD, "text_offset counts from the prompt start (lenient)",
+    requirement="As LOGPROBS-005; OpenAI-compatible servers such as vLLM count from the "
+    "completion, so this is a strict-parity check here.",
+    citation=f"{OBJECT}; {BUGS} #27",
+    source=SPEC, probes=("logprobs",), profiles=frozenset({"openai-compatible"}),
+    features=("logprobs",), faults=("logprobs-offsets-misaligned",),
+)
+def offsets_from_prompt_lenient(ctx: CheckContext) -> None:
+    _check_offsets(ctx)

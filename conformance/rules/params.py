@@ -1,0 +1,204 @@
+"""Parameters with a visible effect: token prompts, logit_bias, n, best_of, max_tokens.
+
+Spec: ``CompletionRequest`` in ``spec/completions.yaml``: ``prompt`` ("a list of token ids, or
+a list of lists of token ids"), ``logit_bias`` ("-100 bans a token and 100 all but forces
+it"), ``n`` ("How many completions to generate for each prompt"), ``best_of`` ("return the
+``n`` best, ranked by mean token log probability. Must be at least ``n``"), ``MaxTokens`` ("The
+maximum number of tokens to generate"). A parameter that is accepted and silently ignored is a
+violation (bug class 18).
+"""
+
+from __future__ import annotations
+
+from conformance.checks import CheckContext
+from conformance.model import NotApplicable, Violation
+from conformance.views import compact
+
+from .base import BUGS, MUST, SCHEMAS, SHOULD, SPEC, rule
+from .common import choice_of, choices_of, logprob_arrays, text_of, usage_of
+
+REQUEST = f"{SCHEMAS}/CompletionRequest/properties"
+OPENAI_ONLY = frozenset({"openai", "openai-compatible"})
+
+
+@rule(
+    "PARAMS-001", MUST, "Token-id prompts are accepted",
+    requirement="prompt as [int] and as [[int]] is answered 200, with prompt_tokens equal to "
+    "the number of ids.",
+    citation=f"{REQUEST}/prompt; {BUGS} #32",
+    source=SPEC, probes=("token-prompts",), profiles=OPENAI_ONLY, features=("token_prompts",),
+    faults=("token-prompt-rejected",),
+)
+def token_prompts_accepted(ctx: CheckContext) -> None:
+    length = ctx.note("token-prompts", "length")
+    for key in ("flat", "nested"):
+        exchange = ctx.exchange("token-prompts", key)
+        if exchange.status != 200:
+            raise Violation(
+                f"a token-id prompt ({key}) was not accepted",
+                expected=200, actual=exchange.status, path="status",
+                exchange=f"token-prompts/{key}",
+                evidence=exchange.body.decode("utf-8", "replace")[:300],
+            )
+        prompt_tokens = usage_of(ctx, "token-prompts", key)[0]
+        if prompt_tokens != length:
+            raise Violation(
+                f"prompt_tokens of a {length}-id prompt ({key}) is {prompt_tokens}",
+                expected=length, actual=prompt_tokens, path="usage.prompt_tokens",
+                exchange=f"token-prompts/{key}",
+                evidence=compact(ctx.response("token-prompts", key).get("usage")),
+            )
+
+
+def _first_token(ctx: CheckContext, key: str) -> str:
+    arrays = logprob_arrays(choice_of(ctx, "logit-bias", key).get("logprobs"))
+    if arrays is None or not arrays["tokens"]:
+        raise NotApplicable(f"logit-bias/{key} has no logprobs tokens (LOGPROBS-002)")
+    return str(arrays["tokens"][0])
+
+
+@rule(
+    "PARAMS-002", MUST, "logit_bias -100 bans a token",
+    requirement="At temperature 0, logit_bias -100 on the greedy first token's id makes "
+    "another token come first.",
+    citation=f"{REQUEST}/logit_bias; {BUGS} #30",
+    source=SPEC, probes=("logit-bias",), features=("logit_bias", "logprobs"),
+    faults=("logit-bias-ignored",),
+)
+def bias_bans(ctx: CheckContext) -> None:
+    banned = ctx.note("logit-bias", "banned")
+    first = _first_token(ctx, "ban")
+    if isinstance(banned, dict) and first == banned.get("token"):
+        raise Violation(
+            f"token id {banned.get('id')} biased by -100 was still generated first",
+            expected=f"a first token other than {banned.get('token')!r}", actual=first,
+            path="choices[0].logprobs.tokens[0]", exchange="logit-bias/ban",
+            evidence=compact(choice_of(ctx, "logit-bias", "ban")),
+        )
+
+
+@rule(
+    "PARAMS-003", MUST, "logit_bias +100 forces a token",
+    requirement="At temperature 0, logit_bias +100 on a token's id makes every generated "
+    "token that token.",
+    citation=f"{REQUEST}/logit_bias; {BUGS} #30",
+    source=SPEC, probes=("logit-bias",), features=("logit_bias", "logprobs"),
+    faults=("logit-bias-ignored",),
+)
+def bias_forces(ctx: CheckContext) -> None:
+    forced = ctx.note("logit-bias", "forced")
+    choice = choice_of(ctx, "logit-bias", "force")
+    arrays = logprob_arrays(choice.get("logprobs"))
+    if not isinstance(forced, dict) or arrays is None or not arrays["tokens"]:
+        raise NotApplicable("no logprobs tokens to compare (LOGPROBS-002)")
+    wrong = [t for t in arrays["tokens"] if t != forced.get("token")]
+    if wrong:
+        raise Violation(
+            f"token id {forced.get('id')} biased by +100 was not the only token generated",
+            expected=forced.get("token"), actual=wrong[0], path="choices[0].logprobs.tokens",
+            exchange="logit-bias/force", evidence=compact(choice),
+        )
+
+
+@rule(
+    "PARAMS-004", MUST, "n > 1 samples independently",
+    requirement="n 4 at temperature 1 gives at least two different texts (in one of two "
+    "tries).",
+    citation=f"{REQUEST}/n; {BUGS} #19",
+    source=SPEC, probes=("n-sampling",), features=("n",), faults=("n-identical",),
+)
+def n_distinct(ctx: CheckContext) -> None:
+    texts: list[list[object]] = []
+    for key in ("first", "second"):
+        body = ctx.response("n-sampling", key)
+        choices = body.get("choices")
+        if not isinstance(choices, list) or len(choices) < 2:
+            raise NotApplicable(f"n-sampling/{key} has fewer than 2 choices (INDICES-001)")
+        texts.append([c.get("text") if isinstance(c, dict) else None for c in choices])
+        if len(set(map(str, texts[-1]))) > 1:
+            return
+    raise Violation(
+        "all n choices are identical at temperature 1, twice",
+        expected="at least two different texts", actual=texts[-1], path="choices[].text",
+        exchange="n-sampling/second", evidence=compact(texts[-1]),
+    )
+
+
+def _mean(choice: dict) -> float | None:
+    arrays = logprob_arrays(choice.get("logprobs"))
+    if arrays is None:
+        return None
+    values = [v for v in arrays["token_logprobs"] if isinstance(v, (int, float))]
+    if not values or any(v > 0 for v in values):
+        return None
+    return sum(values) / len(values)
+
+
+@rule(
+    "PARAMS-005", SHOULD, "best_of returns the best candidate",
+    requirement="best_of 3 with n 1 returns the candidate with the highest mean token logprob, "
+    "when the candidates are the choices the same seed gives with n 3.",
+    citation=f"{REQUEST}/best_of; {BUGS} #18, #20",
+    source=SPEC, probes=("best-of",), profiles=OPENAI_ONLY, features=("best_of", "seed"),
+    faults=("best-of-ignored",),
+)
+def best_of_ranks(ctx: CheckContext) -> None:
+    best = choice_of(ctx, "best-of", "best")
+    candidates = list(choices_of(ctx, "best-of", "candidates").values())
+    means = [_mean(c) for c in candidates]
+    if _mean(best) is None or any(m is None for m in means):
+        raise NotApplicable("no usable logprobs to rank the candidates (LOGPROBS rules)")
+    texts = [c.get("text") for c in candidates]
+    if best.get("text") not in texts:
+        raise NotApplicable("the returned text is not among the seeded candidates")
+    ranked = [m for m in means if m is not None]
+    top = max(ranked)
+    chosen = means[texts.index(best.get("text"))]
+    if chosen is not None and top - chosen > 1e-9:
+        raise Violation(
+            "best_of returned a candidate with a lower mean logprob than another",
+            expected=texts[means.index(top)], actual=best.get("text"), path="choices[0].text",
+            exchange="best-of/best", evidence=compact({"means": means, "texts": texts}),
+        )
+
+
+@rule(
+    "PARAMS-006", SHOULD, "best_of equal to n is accepted",
+    requirement="best_of == n is accepted (200) and returns n choices (OpenAI's text says "
+    "'greater than n', yet OpenAI accepts equality).",
+    citation=f"{REQUEST}/best_of; spec x-cross-field-rules best-of-at-least-n; {BUGS} #20",
+    source=SPEC, probes=("best-of",), profiles=OPENAI_ONLY, features=("best_of",),
+)
+def best_of_equal_n(ctx: CheckContext) -> None:
+    exchange = ctx.exchange("best-of", "equal")
+    if exchange.status != 200:
+        raise Violation(
+            "best_of == n was rejected", expected=200, actual=exchange.status, path="status",
+            exchange="best-of/equal", evidence=exchange.body.decode("utf-8", "replace")[:300],
+        )
+
+
+@rule(
+    "PARAMS-007", MUST, "max_tokens is never exceeded",
+    requirement="completion_tokens and the number of generated logprobs tokens never exceed "
+    "max_tokens.",
+    citation=f"{SCHEMAS}/MaxTokens; {BUGS} #5",
+    source=SPEC, probes=("greedy", "length"), faults=("max-tokens-overrun",),
+)
+def max_tokens_honoured(ctx: CheckContext) -> None:
+    for probe, key in (("length", "short"), ("greedy", "ns")):
+        limit = ctx.request(probe, key).get("max_tokens")
+        if not isinstance(limit, int):
+            continue
+        choice = choice_of(ctx, probe, key)
+        completion = usage_of(ctx, probe, key)[1]
+        arrays = logprob_arrays(choice.get("logprobs"))
+        generated = len(arrays["tokens"]) if arrays else 0
+        if max(completion, generated) > limit:
+            raise Violation(
+                f"more than max_tokens {limit} tokens were generated",
+                expected=f"<= {limit}", actual=max(completion, generated),
+                path="usage.completion_tokens", exchange=f"{probe}/{key}",
+                evidence=compact(ctx.response(probe, key).get("usage")),
+            )
+        _ = text_of(choice, f"{probe}/{key}")
