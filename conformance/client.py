@@ -1,0 +1,109 @@
+"""The harness's only way to talk to a server: recorded requests under a budget.
+
+Every request goes through :meth:`Client.send`: it takes one unit of the ``--max-requests``
+budget per attempt, waits for a slot of the ``--concurrency`` semaphore, records the exchange
+with the transport's hard limits, and retries 429 / 503 answers with exponential backoff,
+honouring ``Retry-After`` (RFC 9110 section 10.2.3: "either an HTTP-date or a number of
+seconds"), up to ``Settings.retries`` times.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import time
+from collections.abc import Awaitable, Callable
+
+import aiohttp
+
+from conformance.transport import Exchange, record
+from spec import JSON
+
+from .settings import Settings
+
+RETRY_STATUSES = frozenset({429, 503})
+
+
+class BudgetExhausted(Exception):
+    """``--max-requests`` requests were sent; no more will be."""
+
+
+def retry_after(exchange: Exchange, now: float | None = None) -> float | None:
+    """Seconds the server asked to wait, from ``Retry-After``; None when absent or invalid."""
+    value = exchange.header("Retry-After")
+    if value is None:
+        return None
+    value = value.strip()
+    if value.isdigit():
+        return float(value)
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when.timestamp() - (time.time() if now is None else now))
+
+
+class Client:
+    """Sends requests for probes; one per run, bound to one aiohttp session."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        session: aiohttp.ClientSession,
+        *,
+        on_request: Callable[[Exchange], None] | None = None,
+        sleep: Callable[[float], Awaitable[object]] = asyncio.sleep,
+    ) -> None:
+        self.settings = settings
+        self.session = session
+        self.sent = 0
+        self._slots = asyncio.Semaphore(settings.concurrency)
+        self._on_request = on_request
+        self._sleep = sleep
+
+    def _take(self) -> None:
+        cap = self.settings.max_requests
+        if cap is not None and self.sent >= cap:
+            raise BudgetExhausted(f"--max-requests {cap} reached")
+        self.sent += 1
+
+    async def send(
+        self,
+        method: str,
+        url: str,
+        *,
+        json_body: JSON = None,
+        body: bytes | None = None,
+        content_type: str | None = None,
+        stream: bool = False,
+    ) -> Exchange:
+        """Record one request (retrying 429 / 503); raises :class:`BudgetExhausted`."""
+        headers = self.settings.request_headers()
+        if content_type is not None:
+            headers.append(("Content-Type", content_type))
+        exchange: Exchange | None = None
+        for attempt in range(self.settings.retries + 1):
+            self._take()
+            async with self._slots:
+                exchange = await record(
+                    self.session,
+                    method,
+                    url,
+                    json_body=json_body,
+                    body=body,
+                    headers=headers,
+                    limits=self.settings.limits,
+                    sse=True if stream else None,
+                    secret_headers=self.settings.secret_header_names,
+                )
+            if self._on_request is not None:
+                self._on_request(exchange)
+            if exchange.status not in RETRY_STATUSES or attempt == self.settings.retries:
+                break
+            wait = retry_after(exchange)
+            if wait is None:
+                wait = 0.5 * 2**attempt
+            await self._sleep(min(wait, self.settings.max_retry_wait))
+        if exchange is None:  # pragma: no cover - retries >= 0 always records once
+            raise RuntimeError("no attempt was made")
+        return exchange

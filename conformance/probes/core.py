@@ -1,0 +1,105 @@
+"""Core probes: stream / non-stream pairs, the include_usage matrix, batches, n, length.
+
+Spec: ``POST /v1/completions`` in ``spec/completions.yaml`` and the OpenAI reference it
+restates: "If set, tokens will be sent as data-only server-sent events as they become
+available, with the stream terminated by a ``data: [DONE]`` message".
+"""
+
+from __future__ import annotations
+
+from spec import JSON
+
+from .model import Probe, ProbeSession
+from .prompts import PROMPT_A, PROMPT_B, SAMPLING_TEMPERATURE, SEED, UNICODE_PROMPT
+
+
+def usage_options(s: ProbeSession) -> JSON:
+    return {"include_usage": True} if s.claims("include_usage") else None
+
+
+async def greedy(s: ProbeSession) -> None:
+    """PROMPT_A at temperature 0, non-streamed and streamed (with usage when claimed)."""
+    common = {"max_tokens": s.settings.max_tokens, "temperature": 0}
+    await s.gather(
+        s.complete("ns", s.body(PROMPT_A, **common)),
+        s.complete("s", s.body(PROMPT_A, **common, stream=True, stream_options=usage_options(s))),
+    )
+
+
+async def seeded(s: ProbeSession) -> None:
+    """A seeded request at temperature 1: non-streamed, streamed, then twice more while two
+    unseeded requests run at the same time (bug class 33: seeds ignored when batched)."""
+    common = {"max_tokens": s.settings.max_tokens, "temperature": SAMPLING_TEMPERATURE}
+    body = s.body(PROMPT_A, **common, seed=SEED)
+    await s.gather(
+        s.complete("ns", body),
+        s.complete("s", s.body(PROMPT_A, **common, seed=SEED, stream=True,
+                               stream_options=usage_options(s))),
+    )
+    noise = s.body(PROMPT_A, **common)
+    await s.gather(
+        s.complete("noise1", noise),
+        s.complete("r2", body),
+        s.complete("noise2", noise),
+        s.complete("r3", body),
+    )
+
+
+async def usage_matrix(s: ProbeSession) -> None:
+    """Streams with ``stream_options`` absent, ``{}`` and ``{"include_usage": false}``."""
+    common = {"max_tokens": 4, "temperature": 0, "stream": True}
+    await s.gather(
+        s.complete("absent", s.body(PROMPT_A, **common)),
+        s.complete("empty", s.body(PROMPT_A, **common, stream_options={})),
+        s.complete("false", s.body(PROMPT_A, **common, stream_options={"include_usage": False})),
+    )
+
+
+async def batch(s: ProbeSession) -> None:
+    """``prompt: [A, B]`` with ``n: 2`` at temperature 0, both ways, and B alone."""
+    common = {"max_tokens": s.settings.max_tokens, "temperature": 0}
+    prompts = [PROMPT_A, PROMPT_B]
+    await s.gather(
+        s.complete("ns", s.body(prompts, **common, n=2)),
+        s.complete("s", s.body(prompts, **common, n=2, stream=True,
+                               stream_options=usage_options(s))),
+        s.complete("b", s.body(PROMPT_B, **common)),
+    )
+    s.note("prompts", prompts)
+    s.note("n", 2)
+
+
+async def n_sampling(s: ProbeSession) -> None:
+    """``n: 4`` at temperature 1, twice (so one unlucky draw cannot fail the rule)."""
+    body = s.body(PROMPT_A, max_tokens=s.settings.max_tokens, temperature=1.0, n=4)
+    await s.gather(s.complete("first", body), s.complete("second", body))
+
+
+async def length(s: ProbeSession) -> None:
+    """PROMPT_A at temperature 0 with ``max_tokens: 3``: shorter than ``greedy``'s text."""
+    logprobs = 0 if s.claims("logprobs") else None
+    await s.complete("short", s.body(PROMPT_A, max_tokens=3, temperature=0, logprobs=logprobs))
+    s.note("max_tokens", 3)
+
+
+async def unicode(s: ProbeSession) -> None:
+    """A prompt whose continuation has multi-byte characters, non-streamed and streamed."""
+    common = {"max_tokens": s.settings.max_tokens, "temperature": 0}
+    await s.gather(
+        s.complete("ns", s.body(UNICODE_PROMPT, **common)),
+        s.complete("s", s.body(UNICODE_PROMPT, **common, stream=True)),
+    )
+
+
+PROBES = (
+    Probe("greedy", "PROMPT_A at temperature 0, non-streamed and streamed", greedy),
+    Probe("seeded", "seeded sampling, repeated under concurrent unseeded traffic", seeded,
+          features=("seed",)),
+    Probe("usage-matrix", "streams with stream_options absent, {} and include_usage false",
+          usage_matrix),
+    Probe("batch", "two prompts with n=2, non-streamed and streamed", batch,
+          features=("n", "prompt_lists")),
+    Probe("n-sampling", "n=4 at temperature 1", n_sampling, features=("n",)),
+    Probe("length", "max_tokens=3 at temperature 0", length),
+    Probe("unicode", "a continuation with multi-byte characters, both ways", unicode),
+)

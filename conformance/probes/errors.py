@@ -1,0 +1,37 @@
+"""Probes of error handling and of the models listing.
+
+Spec: the ``400`` / ``422`` responses of ``spec/completions.yaml`` (``BadRequest``: "The request
+is invalid (OpenAI profiles); ``error.param`` names the field"; ``UnprocessableEntity`` for
+FriendliAI) and ``GET /v1/models`` (``ModelList``).
+"""
+
+from __future__ import annotations
+
+from .invalid_cases import invalid_cases
+from .model import Probe, ProbeSession
+from .prompts import PROMPT_A
+
+
+async def invalid(s: ProbeSession) -> None:
+    """Every invalid case of the profile, concurrently; then one valid request (health)."""
+    cases = invalid_cases(s.settings.profile, s.settings.model, PROMPT_A)
+    steps = []
+    for case in cases:
+        if case.raw is not None:
+            steps.append(s.complete_raw(case.key, case.raw, "application/json"))
+        else:
+            steps.append(s.complete(case.key, case.body, invalid=True))
+    await s.gather(*steps)
+    s.note("cases", {c.key: {"kind": c.kind, "why": c.why, "stream": c.stream} for c in cases})
+    await s.complete("health", s.body(PROMPT_A, max_tokens=4, temperature=0))
+
+
+async def models(s: ProbeSession) -> None:
+    await s.get("list", s.settings.models_url)
+
+
+PROBES = (
+    Probe("invalid", "invalid requests from the contract, then a health check", invalid),
+    Probe("models", "GET /models", models, profiles=frozenset({"openai", "openai-compatible"}),
+          operation="models"),
+)

@@ -1,0 +1,214 @@
+"""Run a selection of rules: run the probes they need, concurrently, then evaluate each rule.
+
+The runner owns no output: it reports progress through a :class:`Progress` (the CLI's console
+progress, or nothing) and returns a :class:`~conformance.model.RunResult` that reporters read.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import time
+import traceback
+from collections.abc import Iterable, Mapping
+from typing import Protocol
+
+from conformance.checks import CheckContext, unsound
+from conformance.client import BudgetExhausted, Client
+from conformance.model import (
+    Finding,
+    HarnessProblem,
+    Level,
+    NotApplicable,
+    Rule,
+    RuleResult,
+    RunResult,
+    RunStats,
+    Target,
+    Verdict,
+    Violation,
+)
+from conformance.probes import PROBES, ProbeOutcome, ProbeSession, probe_closure
+from conformance.settings import Settings
+from conformance.transport import Exchange, open_session, redact_url, to_curl
+from conformance.views import StreamView
+
+
+class Progress(Protocol):
+    def start(self, probes: int, rules: int) -> None: ...
+    def request(self, exchange: Exchange) -> None: ...
+    def probe_done(self, name: str, outcome: ProbeOutcome) -> None: ...
+    def finish(self) -> None: ...
+
+
+class NoProgress:
+    def start(self, probes: int, rules: int) -> None:
+        pass
+
+    def request(self, exchange: Exchange) -> None:
+        pass
+
+    def probe_done(self, name: str, outcome: ProbeOutcome) -> None:
+        pass
+
+    def finish(self) -> None:
+        pass
+
+
+def needed_probes(rules: Iterable[Rule], settings: Settings) -> list[str]:
+    """The probes the applicable rules read (rules whose features are claimed), with the
+    probes those depend on."""
+    names: set[str] = set()
+    for rule in rules:
+        if all(settings.claims(f) for f in rule.features):
+            names.update(rule.probes)
+    return probe_closure(names)
+
+
+async def _run_probe(
+    name: str,
+    settings: Settings,
+    client: Client,
+    outcomes: dict[str, ProbeOutcome],
+    tasks: Mapping[str, asyncio.Task[ProbeOutcome]],
+) -> ProbeOutcome:
+    probe = PROBES[name]
+    for need in probe.needs:
+        await tasks[need]
+    if settings.profile.name not in probe.profiles:
+        return ProbeOutcome(name, skipped=f"not a {settings.profile.name} probe")
+    if probe.operation not in settings.profile.operations:
+        return ProbeOutcome(name, skipped=f"the profile has no {probe.operation} operation")
+    unclaimed = [f for f in probe.features if not settings.claims(f)]
+    if unclaimed:
+        return ProbeOutcome(name, skipped=f"feature not claimed: {', '.join(unclaimed)}")
+    session = ProbeSession(probe, settings, client, outcomes)
+    try:
+        await probe.run(session)
+    except BudgetExhausted as exc:
+        session.outcome.skipped = f"not finished: {exc}"
+    except Exception as exc:  # a harness bug: the rules reading this probe report ERROR
+        session.outcome.problem = f"{type(exc).__name__}: {exc}"
+    return session.outcome
+
+
+async def run_probes(
+    settings: Settings, names: list[str], progress: Progress
+) -> tuple[dict[str, ProbeOutcome], int]:
+    """Run ``names`` concurrently (dependencies first); returns the outcomes and requests sent."""
+    outcomes: dict[str, ProbeOutcome] = {}
+    async with open_session() as session:
+        client = Client(settings, session, on_request=progress.request)
+        tasks: dict[str, asyncio.Task[ProbeOutcome]] = {}
+
+        async def one(name: str) -> ProbeOutcome:
+            outcome = await _run_probe(name, settings, client, outcomes, tasks)
+            outcomes[name] = outcome
+            progress.probe_done(name, outcome)
+            return outcome
+
+        for name in names:
+            tasks[name] = asyncio.ensure_future(one(name))
+        await asyncio.gather(*tasks.values())
+    return {name: outcomes[name] for name in names}, client.sent
+
+
+def evaluate(
+    rule: Rule,
+    settings: Settings,
+    outcomes: Mapping[str, ProbeOutcome],
+    views: dict[int, StreamView],
+) -> RuleResult:
+    """The verdict of one rule over the recorded probes."""
+    labels = tuple(
+        outcomes[p].label(key)
+        for p in rule.probes
+        if p in outcomes
+        for key in outcomes[p].exchanges
+    )
+    unclaimed = [f for f in rule.features if not settings.claims(f)]
+    if unclaimed:
+        return RuleResult(rule, Verdict.SKIP, f"feature not claimed: {', '.join(unclaimed)}")
+    ctx = CheckContext(rule, settings, outcomes, views)
+    try:
+        rule.check(ctx)
+    except Violation as violation:
+        verdict = Verdict.FAIL if rule.level is Level.MUST else Verdict.NON_STRICT
+        exchange = _find(outcomes, violation.exchange)
+        curl = to_curl(exchange) if exchange is not None else None
+        return RuleResult(rule, verdict, violation.message, Finding.of(violation, curl), labels)
+    except NotApplicable as signal:
+        return RuleResult(rule, Verdict.SKIP, signal.reason, exchanges=labels)
+    except HarnessProblem as signal:
+        return RuleResult(rule, Verdict.ERROR, signal.reason, exchanges=labels)
+    except Exception as exc:
+        where = traceback.extract_tb(exc.__traceback__)[-1]
+        message = f"harness error: {type(exc).__name__}: {exc} ({where.filename}:{where.lineno})"
+        return RuleResult(rule, Verdict.ERROR, message, exchanges=labels)
+    return RuleResult(rule, Verdict.PASS, exchanges=labels)
+
+
+def _find(outcomes: Mapping[str, ProbeOutcome], label: str | None) -> Exchange | None:
+    if not label or "/" not in label:
+        return None
+    probe, key = label.split("/", 1)
+    outcome = outcomes.get(probe)
+    return outcome.exchanges.get(key) if outcome else None
+
+
+def _stats(
+    outcomes: Mapping[str, ProbeOutcome],
+    views: dict[int, StreamView],
+    requests: int,
+    wall: float,
+) -> RunStats:
+    ttft: list[float] = []
+    itl: list[float] = []
+    for outcome in outcomes.values():
+        for exchange in outcome.exchanges.values():
+            if not exchange.is_sse or exchange.status != 200:
+                continue
+            view = views.get(id(exchange)) or StreamView(exchange)
+            if unsound(view) is not None or not view.chunks:
+                continue
+            times = [p.event.dispatched_at for p in view.chunks]
+            ttft.append(times[0])
+            itl.extend(b - a for a, b in itertools.pairwise(times))
+    return RunStats(requests, wall, tuple(ttft), tuple(itl))
+
+
+async def execute(
+    settings: Settings,
+    rules: list[Rule],
+    *,
+    progress: Progress | None = None,
+    strict: bool = False,
+    embedded: bool = False,
+) -> RunResult:
+    """Run ``rules`` against the target in ``settings``."""
+    progress = progress or NoProgress()
+    started = time.perf_counter()
+    names = needed_probes(rules, settings)
+    progress.start(len(names), len(rules))
+    outcomes, sent = await run_probes(settings, names, progress)
+    views: dict[int, StreamView] = {}
+    results = tuple(evaluate(rule, settings, outcomes, views) for rule in rules)
+    progress.finish()
+    exchanges = {
+        outcome.label(key): exchange
+        for outcome in outcomes.values()
+        for key, exchange in outcome.exchanges.items()
+    }
+    target = Target(
+        base_url=_redacted(settings.base_url),
+        profile=settings.profile.name,
+        model=settings.model,
+        features=tuple(sorted(settings.features)),
+        embedded=embedded,
+    )
+    wall = time.perf_counter() - started
+    return RunResult(target, results, exchanges, _stats(outcomes, views, sent, wall), strict)
+
+
+def _redacted(url: str) -> str:
+    return redact_url(url)
