@@ -1,0 +1,120 @@
+"""The JSON report: the whole result model, every exchange with its raw SSE lines.
+
+Shape::
+
+    {"tool", "version", "target", "strict", "passed", "exit_code",
+     "summary": {"PASS": n, "FAIL": n, "NON_STRICT": n, "SKIP": n, "ERROR": n, "total": n},
+     "results": [{"rule", "level", "verdict", "message", "area", "title", "requirement",
+                  "citation", "source", "finding": {...} | null, "exchanges": [...]}],
+     "stats": {...}, "exchanges": {"probe/key": {...}}}
+
+Secrets never reach it: requests were redacted when recorded.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+from statistics import median
+
+from conformance.model import RuleResult, RunResult
+from conformance.transport import Exchange
+from spec import JSON
+
+TOOL = "completions-conformance"
+VERSION = "0.1.0"
+
+
+def _text(data: bytes) -> str:
+    return data.decode("utf-8", "backslashreplace")
+
+
+def exchange_json(exchange: Exchange) -> dict[str, JSON]:
+    request = exchange.request
+    out: dict[str, JSON] = {
+        "request": {
+            "method": request.method,
+            "url": request.url,
+            "headers": [list(h) for h in request.headers],
+            "body": _text(request.body),
+        },
+        "status": exchange.status,
+        "headers": [list(h) for h in exchange.headers],
+        "termination": str(exchange.termination),
+        "error": exchange.error,
+        "timings": dataclasses.asdict(exchange.timings),
+        "bytes_received": exchange.bytes_received,
+        "body_truncated": exchange.body_truncated,
+    }
+    if exchange.is_sse:
+        out["sse_lines"] = _text(exchange.body).splitlines()
+        out["events"] = [
+            {"data": e.data, "event": e.event, "id": e.id, "at": round(e.dispatched_at, 6)}
+            for e in exchange.events
+        ]
+        out["observations"] = [
+            {"code": o.code, "message": o.message, "offset": o.offset, "raw": _text(o.raw)}
+            for o in exchange.observations
+        ]
+    else:
+        out["body"] = _text(exchange.body)
+    return out
+
+
+def result_json(result: RuleResult) -> dict[str, JSON]:
+    rule = result.rule
+    finding = dataclasses.asdict(result.finding) if result.finding else None
+    return {
+        "rule": rule.id,
+        "level": str(rule.level),
+        "verdict": str(result.verdict),
+        "message": result.message,
+        "area": rule.area,
+        "title": rule.title,
+        "requirement": rule.requirement,
+        "citation": rule.citation,
+        "source": str(rule.source),
+        "faults": list(rule.faults),
+        "finding": finding,
+        "exchanges": list(result.exchanges),
+    }
+
+
+def _summary_stats(values: tuple[float, ...]) -> dict[str, JSON] | None:
+    if not values:
+        return None
+    ordered = sorted(values)
+    return {
+        "count": len(ordered),
+        "median_s": round(median(ordered), 6),
+        "p95_s": round(ordered[min(len(ordered) - 1, int(len(ordered) * 0.95))], 6),
+        "max_s": round(ordered[-1], 6),
+    }
+
+
+def report_json(result: RunResult) -> dict[str, JSON]:
+    counts = {str(v): n for v, n in result.counts().items()}
+    return {
+        "tool": TOOL,
+        "version": VERSION,
+        "target": dataclasses.asdict(result.target),
+        "strict": result.strict,
+        "passed": result.passed,
+        "exit_code": result.exit_code,
+        "summary": {**counts, "total": len(result.results)},
+        "results": [result_json(r) for r in result.results],
+        "stats": {
+            "requests": result.stats.requests,
+            "wall_seconds": round(result.stats.wall_seconds, 3),
+            "time_to_first_token": _summary_stats(result.stats.ttft_seconds),
+            "inter_token_latency": _summary_stats(result.stats.itl_seconds),
+        },
+        "exchanges": {label: exchange_json(ex) for label, ex in result.exchanges.items()},
+    }
+
+
+def write_json(result: RunResult, path: str | Path) -> None:
+    Path(path).write_text(
+        json.dumps(report_json(result), ensure_ascii=False, indent=1), encoding="utf-8"
+    )

@@ -1,0 +1,68 @@
+"""The JUnit XML report: one ``<testcase>`` per rule (h2spec's ``reporter/junit_report.go``).
+
+FAIL becomes ``<failure>``, ERROR ``<error>``, SKIP ``<skipped>``; NON_STRICT is a
+``<failure>`` under ``--strict`` and otherwise passes with the finding in ``<system-out>``.
+"""
+
+from __future__ import annotations
+
+import re
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+from conformance.model import RuleResult, RunResult, Verdict
+
+from .text import finding_lines
+
+_NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+
+
+def xml_safe(text: str) -> str:
+    """``text`` with the characters XML 1.0 cannot hold shown as ``\\xNN`` escapes."""
+    return _NOT_XML.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+
+
+def _details(result: RuleResult) -> str:
+    return xml_safe("\n".join(f"{label}: {text}" for label, text in finding_lines(result)))
+
+
+def junit_xml(result: RunResult) -> str:
+    counts = result.counts()
+    failures = counts[Verdict.FAIL] + (counts[Verdict.NON_STRICT] if result.strict else 0)
+    suites = ET.Element("testsuites")
+    suite = ET.SubElement(
+        suites,
+        "testsuite",
+        name=f"conformance.{result.target.profile}",
+        tests=str(len(result.results)),
+        failures=str(failures),
+        errors=str(counts[Verdict.ERROR]),
+        skipped=str(counts[Verdict.SKIP]),
+        time=f"{result.stats.wall_seconds:.3f}",
+    )
+    for item in result.results:
+        case = ET.SubElement(
+            suite,
+            "testcase",
+            classname=f"conformance.{item.rule.area}",
+            name=f"{item.rule.id} {item.rule.title}",
+            time="0",
+        )
+        verdict = item.verdict
+        message = xml_safe(f"[{item.rule.level}] {item.message}"[:500])
+        if verdict is Verdict.FAIL or (verdict is Verdict.NON_STRICT and result.strict):
+            node = ET.SubElement(case, "failure", message=message, type=str(item.rule.level))
+            node.text = _details(item)
+        elif verdict is Verdict.ERROR:
+            node = ET.SubElement(case, "error", message=message, type="ERROR")
+            node.text = _details(item)
+        elif verdict is Verdict.SKIP:
+            ET.SubElement(case, "skipped", message=xml_safe(item.message[:500]))
+        elif verdict is Verdict.NON_STRICT:
+            ET.SubElement(case, "system-out").text = "NON_STRICT\n" + _details(item)
+    ET.indent(suites)
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(suites, encoding="unicode")
+
+
+def write_junit(result: RunResult, path: str | Path) -> None:
+    Path(path).write_text(junit_xml(result) + "\n", encoding="utf-8")

@@ -1,0 +1,64 @@
+"""Plain-text pieces every reporter shares: how a finding reads, how a value is shown."""
+
+from __future__ import annotations
+
+import json
+
+from conformance.model import RuleResult, RunStats
+from spec import JSON
+
+
+def show(value: JSON, limit: int = 400) -> str:
+    """A value as JSON text (strings quoted), cut to ``limit`` characters."""
+    try:
+        text = json.dumps(value, ensure_ascii=False)
+    except (TypeError, ValueError):
+        text = repr(value)
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
+def _ms(values: tuple[float, ...], share: float) -> str:
+    ordered = sorted(values)
+    return f"{1000 * ordered[min(len(ordered) - 1, int(len(ordered) * share))]:.1f} ms"
+
+
+def latency_line(stats: RunStats) -> str | None:
+    """Time to first token and inter-token latency of the run's streams, in one line."""
+    if not stats.ttft_seconds:
+        return None
+    line = (
+        f"time to first token: median {_ms(stats.ttft_seconds, 0.5)}, "
+        f"p95 {_ms(stats.ttft_seconds, 0.95)} over {len(stats.ttft_seconds)} streams"
+    )
+    if stats.itl_seconds:
+        line += (
+            f"; inter-token latency: median {_ms(stats.itl_seconds, 0.5)}, "
+            f"p95 {_ms(stats.itl_seconds, 0.95)}"
+        )
+    return line
+
+
+def finding_lines(result: RuleResult) -> list[tuple[str, str]]:
+    """``(label, text)`` pairs describing a result's finding, in reading order."""
+    rule = result.rule
+    lines = [
+        ("Rule", f"{rule.id} [{rule.level}] {rule.title}"),
+        ("Requirement", rule.requirement),
+        ("Source", f"{rule.citation} ({rule.source})"),
+    ]
+    finding = result.finding
+    if finding is None:
+        lines.append(("Message", result.message))
+        return lines
+    lines.append(("Message", finding.message))
+    if finding.path:
+        lines.append(("Path", finding.path))
+    lines.append(("Expected", show(finding.expected)))
+    lines.append(("Actual", show(finding.actual)))
+    if finding.exchange:
+        lines.append(("Exchange", finding.exchange))
+    if finding.evidence:
+        lines.append(("Evidence", finding.evidence))
+    if finding.curl:
+        lines.append(("Reproduce", finding.curl))
+    return lines
