@@ -1,1 +1,39 @@
-"""Conformance harness for OpenAI-compatible text Completions servers, tested over real HTTP."""
+"""Conformance harness for OpenAI-compatible text Completions servers, tested over real HTTP.
+
+The public API, re-exported lazily (the pytest plugin imports this package in every pytest
+run, so importing it must stay cheap)::
+
+    from conformance import CATALOG, Settings, execute
+    result = asyncio.run(execute(settings, CATALOG.select(profile="openai")))
+
+Layout: ``sse`` and ``transport`` read the wire; ``probes`` send the named requests;
+``rules`` judge them (pure checks, one module per area); ``runner`` ties both together;
+``reporting`` writes what a run found; ``cli`` and ``pytest_plugin`` are the entry points.
+The harness never imports ``mockserver`` or ``reference_engine``: it talks HTTP only.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+_EXPORTS = {
+    "CATALOG": "conformance.rules",
+    "Settings": "conformance.settings",
+    "execute": "conformance.runner",
+    "RunResult": "conformance.model",
+    "RuleResult": "conformance.model",
+    "Rule": "conformance.model",
+    "Verdict": "conformance.model",
+    "Level": "conformance.model",
+    "EmbeddedMock": "conformance.embedded",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'conformance' has no attribute {name!r}")
+    return getattr(importlib.import_module(module), name)

@@ -1,25 +1,119 @@
 """pytest plugin of the conformance harness (entry point ``pytest11: conformance``).
 
 Registered for every pytest run in an environment where completions-conformance is installed,
-so it must stay cheap to import and do nothing unless asked: its options only take effect when
-``--conformance-url`` is given.
+so it must stay cheap to import and do nothing unless asked: without ``--conformance-url`` it
+adds no items and its fixtures skip. With it, the rule catalog runs as pytest items (the rule
+ID is the item name, ``conformance_must`` / ``conformance_should`` / ``conformance_may`` mark
+the level), and fixtures let users write their own conformance tests::
+
+    def test_my_rule(conformance_client):
+        exchange = conformance_client.complete({"prompt": "Hi", "max_tokens": 4})
+        assert exchange.status == 200
+
+The heavy machinery lives in :mod:`conformance.pytest_support`, imported only when needed.
 """
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 import pytest
+
+if TYPE_CHECKING:
+    from conformance.pytest_support import ConformanceClient
+
+LEVEL_MARKERS = {
+    "MUST": "conformance_must",
+    "SHOULD": "conformance_should",
+    "MAY": "conformance_may",
+}
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("conformance", "completions conformance harness")
-    group.addoption(
-        "--conformance-url",
-        default=None,
+    add = group.addoption
+    add("--conformance-url", default=None,
         help="base URL of the completions endpoint to check, as an OpenAI client takes it "
-        "(e.g. http://127.0.0.1:8000/v1)",
-    )
-    group.addoption(
-        "--conformance-profile",
-        default="openai",
-        help="contract profile to check against: openai, openai-compatible or friendli",
-    )
+        "(e.g. http://127.0.0.1:8000/v1); without it the plugin does nothing")
+    add("--conformance-profile", default=None,
+        help="contract profile: openai, openai-compatible or friendli (default: friendli for "
+        ".../dedicated/v1 URLs, else openai)")
+    add("--conformance-model", default=None,
+        help="model to test (default: the first of GET /models; required for FriendliAI)")
+    add("--conformance-api-key", default=None,
+        help="API key (default: $CONFORMANCE_API_KEY or $OPENAI_API_KEY; never printed)")
+    add("--conformance-header", action="append", default=[], metavar="'NAME: VALUE'",
+        help="extra request header, repeatable (values are redacted)")
+    add("--conformance-feature", action="append", default=[], metavar="F",
+        help="claim an optional feature, repeatable")
+    add("--conformance-no-feature", action="append", default=[], metavar="F",
+        help="do not claim a feature, repeatable")
+    add("--conformance-select", action="append", default=[], metavar="IDS",
+        help="only these rule IDs or globs, comma-separated")
+    add("--conformance-deselect", action="append", default=[], metavar="IDS",
+        help="leave out these rule IDs or globs, comma-separated")
+    add("--conformance-strict", action="store_true", default=False,
+        help="NON_STRICT (a broken SHOULD) fails the item")
+    add("--conformance-max-tokens", type=int, default=16, help="max_tokens of the probes")
+    add("--conformance-max-requests", type=int, default=None, help="request budget")
+    add("--conformance-concurrency", type=int, default=4, help="requests in flight")
+    add("--conformance-timeout", type=float, default=60.0, help="seconds per request")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "conformance: a rule of the completions conformance catalog")
+    for level, marker in LEVEL_MARKERS.items():
+        config.addinivalue_line("markers", f"{marker}: a conformance rule of level {level}")
+
+
+def _active(config: pytest.Config) -> bool:
+    return bool(config.getoption("conformance_url", default=None))
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(
+    session: pytest.Session, config: pytest.Config, items: list[pytest.Item]
+) -> None:
+    """Add one item per selected rule (before -k / -m deselection sees the items)."""
+    if not _active(config):
+        return
+    from conformance.pytest_support import rule_items
+
+    items.extend(rule_items(session))
+
+
+def _require(config: pytest.Config) -> None:
+    if not _active(config):
+        pytest.skip("conformance fixtures need --conformance-url")
+
+
+@pytest.fixture(scope="session")
+def conformance_settings(pytestconfig: pytest.Config) -> Any:
+    """The run's :class:`~conformance.settings.Settings` (target, profile, model, caps)."""
+    _require(pytestconfig)
+    from conformance.pytest_support import settings_for
+
+    return settings_for(pytestconfig)
+
+
+@pytest.fixture(scope="session")
+def conformance_profile(conformance_settings: Any) -> Any:
+    """The contract profile (``spec.Profile``) the server is checked against."""
+    return conformance_settings.profile
+
+
+@pytest.fixture(scope="session")
+def conformance_client(conformance_settings: Any) -> ConformanceClient:
+    """A synchronous client that records exchanges the way the catalog does."""
+    from conformance.pytest_support import ConformanceClient
+
+    return ConformanceClient(conformance_settings)
+
+
+@pytest.fixture(scope="session")
+def conformance_result(pytestconfig: pytest.Config) -> Any:
+    """The :class:`~conformance.model.RunResult` of the selected catalog (run once)."""
+    _require(pytestconfig)
+    from conformance.pytest_support import catalog_result
+
+    return catalog_result(pytestconfig)
