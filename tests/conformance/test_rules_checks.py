@@ -1,0 +1,146 @@
+"""Checks over hand-built exchanges: each defect fails its own rule and SKIPs the rest."""
+
+from __future__ import annotations
+
+import json
+
+from harness_support import MODEL, chunk, frames, json_exchange, rule, sse_exchange
+
+import spec
+from conformance.model import Level, Rule, SourceKind
+from conformance.probes import ProbeOutcome
+from conformance.runner import evaluate
+from conformance.settings import Settings
+from conformance.transport import Exchange
+
+PROFILE = spec.get_profile("openai")
+SETTINGS = Settings("http://x.test/v1", PROFILE, MODEL, PROFILE.features)
+STREAM_BODY = {"model": MODEL, "prompt": "p", "stream": True, "max_tokens": 16}
+PLAIN_BODY = {"model": MODEL, "prompt": "p", "max_tokens": 16}
+
+
+def greedy(stream: Exchange, plain: Exchange | None = None) -> dict[str, ProbeOutcome]:
+    plain = plain or json_exchange(
+        {"id": "c", "object": "text_completion", "created": 1, "model": MODEL,
+         "choices": [{"index": 0, "text": "ab", "logprobs": None, "finish_reason": "length"}],
+         "usage": {"prompt_tokens": 1, "completion_tokens": 2, "total_tokens": 3}},
+        request_body=PLAIN_BODY,
+    )
+    outcome = ProbeOutcome(
+        "greedy", exchanges={"s": stream, "ns": plain},
+        requests={"s": STREAM_BODY, "ns": PLAIN_BODY},
+    )
+    return {"greedy": outcome}
+
+
+def verdict(rule_id: str, outcomes: dict[str, ProbeOutcome]) -> str:
+    return evaluate(rule(rule_id), SETTINGS, outcomes, {}).verdict.value
+
+
+def stream(raw: bytes) -> Exchange:
+    return sse_exchange(raw, request_body=STREAM_BODY)
+
+
+GOOD = frames(chunk(0, "a"), chunk(0, "b", "length"))
+
+
+def test_a_good_stream_passes_the_stream_rules() -> None:
+    outcomes = greedy(stream(GOOD))
+    for rule_id in ("SSE-001", "SSE-002", "SSE-003", "SSE-004", "SSE-005", "SSE-006",
+                    "SSE-007", "FINISH-001", "FINISH-002", "FINISH-004", "DET-001",
+                    "IDENTITY-001", "IDENTITY-004", "SCHEMA-001"):
+        assert verdict(rule_id, outcomes) == "PASS", rule_id
+
+
+def test_merged_events_fail_sse_003_only() -> None:
+    merged = GOOD.replace(b"\n\ndata: {", b"\ndata: {", 1)
+    outcomes = greedy(stream(merged))
+    assert verdict("SSE-003", outcomes) == "FAIL"
+    assert verdict("SSE-004", outcomes) == "PASS"
+    assert verdict("DET-001", outcomes) == "SKIP"
+
+
+def test_split_json_fails_sse_004_only() -> None:
+    data = json.dumps(chunk(0, "a")).encode()
+    raw = b"data: " + data[:10] + b"\n\ndata: " + data[10:] + b"\n\n" + frames(
+        chunk(0, "b", "length"))
+    outcomes = greedy(stream(raw))
+    assert verdict("SSE-004", outcomes) == "FAIL"
+    assert verdict("SSE-003", outcomes) == "PASS"
+    assert verdict("FINISH-002", outcomes) == "PASS"  # unsound streams are not judged
+
+
+def test_json_split_at_whitespace_is_valid() -> None:
+    data = json.dumps(chunk(0, "a"), separators=(",", ":"))
+    cut = data.index(",") + 1
+    raw = f"data:{data[:cut]}\r\ndata:{data[cut:]}\r\n\r\n".encode() + frames(
+        chunk(0, "b", "length"))
+    outcomes = greedy(stream(raw))
+    for rule_id in ("SSE-003", "SSE-004", "DET-001", "FINISH-002"):
+        assert verdict(rule_id, outcomes) == "PASS", rule_id
+
+
+def test_empty_string_finish_fails_finish_001_only() -> None:
+    outcomes = greedy(stream(frames(chunk(0, "a", ""), chunk(0, "b", "length"))))
+    assert verdict("FINISH-001", outcomes) == "FAIL"
+    for rule_id in ("FINISH-002", "FINISH-003", "FINISH-004", "SCHEMA-001", "DET-001"):
+        assert verdict(rule_id, outcomes) == "PASS", rule_id
+
+
+def test_a_doubled_finish_is_finish_002s_alone() -> None:
+    doubled = frames(chunk(0, "a"), chunk(0, "b", "length"), chunk(0, "", "length"))
+    outcomes = greedy(stream(doubled))
+    assert verdict("FINISH-002", outcomes) == "FAIL"
+    assert verdict("FINISH-004", outcomes) == "PASS"
+    assert verdict("DET-001", outcomes) == "SKIP"
+
+
+def test_text_after_finish_is_finish_004s() -> None:
+    late = frames(chunk(0, "a", "length"), chunk(0, "b"))
+    outcomes = greedy(stream(late))
+    assert verdict("FINISH-004", outcomes) == "FAIL"
+    assert verdict("FINISH-002", outcomes) == "PASS"
+
+
+def test_missing_done_and_unterminated_event() -> None:
+    assert verdict("SSE-005", greedy(stream(GOOD[: -len(b"data: [DONE]\n\n")]))) == "FAIL"
+    unterminated = greedy(stream(GOOD[:-1]))
+    assert verdict("SSE-002", unterminated) == "FAIL"
+    assert verdict("SSE-005", unterminated) == "PASS"  # the [DONE] was sent, unterminated
+
+
+def test_the_schema_rule_leaves_owned_fields_to_their_rules() -> None:
+    wrong = chunk(0, "b", "eos")
+    wrong["object"] = "text.completion"
+    outcomes = greedy(stream(frames(chunk(0, "a"), wrong)))
+    assert verdict("SCHEMA-001", outcomes) == "PASS"
+    assert verdict("FINISH-003", outcomes) == "FAIL"
+    assert verdict("IDENTITY-004", outcomes) == "FAIL"
+    broken = chunk(0, "a")
+    broken["created"] = "yesterday"
+    outcomes = greedy(stream(frames(broken, chunk(0, "b", "length"))))
+    result = evaluate(rule("SCHEMA-001"), SETTINGS, outcomes, {})
+    assert result.verdict.value == "FAIL" and result.finding and result.finding.path == "created"
+
+
+def test_a_check_reading_an_undeclared_probe_is_an_error() -> None:
+    def sneaky(ctx: object) -> None:
+        ctx.outcome("stop")  # type: ignore[attr-defined]
+
+    bad = Rule("TEST-001", Level.MUST, "t", "r", "c", SourceKind.SPEC, sneaky, probes=("greedy",))
+    result = evaluate(bad, SETTINGS, greedy(stream(GOOD)), {})
+    assert result.verdict.value == "ERROR" and "does not declare" in result.message
+
+
+def test_a_feature_not_claimed_skips() -> None:
+    settings = Settings("http://x.test/v1", PROFILE, MODEL, frozenset())
+    result = evaluate(rule("USAGE-003"), settings, greedy(stream(GOOD)), {})
+    assert result.verdict.value == "SKIP" and "include_usage" in result.message
+
+
+def test_failures_carry_a_curl_command_without_secrets() -> None:
+    outcomes = greedy(stream(frames(chunk(0, "a", ""), chunk(0, "b", "length"))))
+    result = evaluate(rule("FINISH-001"), SETTINGS, outcomes, {})
+    assert result.finding is not None and result.finding.curl is not None
+    assert result.finding.curl.startswith("curl -sS -N ")
+    assert result.finding.evidence and '"finish_reason": ""' in result.finding.evidence

@@ -1,0 +1,120 @@
+"""The harness proves itself on the mock: clean passes everything, each fault fails its rules.
+
+For every fault of ``python -m mockserver --list-faults`` and every wire profile it bends, the
+whole catalog runs against the session's mock with the fault in ``X-Mock-Fault``: the rules
+naming the fault (that apply to the profile and whose features it claims) FAIL (NON_STRICT for
+SHOULD rules), and no other MUST rule FAILs and nothing ERRORs.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+from harness_support import FAST_LIMITS, not_passing, run_catalog
+
+from conformance.embedded import EmbeddedMock
+from conformance.model import Level, Verdict
+from conformance.rules import CATALOG
+from conformance.transport import Limits
+
+FAULTS = subprocess.run(
+    [sys.executable, "-m", "mockserver", "--list-faults"],
+    capture_output=True, text=True, check=True, timeout=60,
+).stdout.split()
+
+VALID = {"slow-drip": "bytes one at a time are valid SSE; clients must cope"}
+"""Faults that bend the transport in ways the contract allows: nothing may fail."""
+
+VALID_ON = {
+    ("created-changes", "friendli"): "FriendliAI's `created` is when each token was sampled",
+    ("echo-logprobs-first-not-null", "friendli"): "FriendliAI has no echo",
+    ("models-shape-wrong", "friendli"): "the friendli profile has no model listing",
+}
+"""Faults that are defects for one wire profile only (the mock applies them to both)."""
+
+SLOW_SELECTION = ("SSE-*", "DET-001", "FINISH-*", "USAGE-003", "USAGE-004", "USAGE-005",
+                  "CONTENT-TYPE-001", "IDENTITY-*")
+PROFILE_OF_WIRE = {"openai": "openai", "friendli": "friendli"}
+
+
+def test_the_mock_lists_faults() -> None:
+    assert len(FAULTS) >= 60 and "done-missing" in FAULTS
+
+
+@pytest.mark.parametrize("profile", ["openai", "openai-compatible", "friendli"])
+def test_the_clean_mock_passes_every_rule(mock: EmbeddedMock, profile: str) -> None:
+    result = run_catalog(mock.url_for(profile), profile)
+    assert not_passing(result) == {}
+    skipped = {r.rule.id: r.message for r in result.results if r.verdict is Verdict.SKIP}
+    assert all("not claimed" in reason for reason in skipped.values()), skipped
+
+
+def test_every_must_rule_names_a_fault() -> None:
+    bare = [r.id for r in CATALOG if r.level is Level.MUST and not r.faults]
+    assert bare == []
+
+
+def test_every_named_fault_exists() -> None:
+    unknown = {(r.id, f) for r in CATALOG for f in r.faults if f not in FAULTS}
+    assert unknown == set()
+
+
+def test_every_fault_is_named_or_valid() -> None:
+    named = {f for r in CATALOG for f in r.faults}
+    assert sorted(set(FAULTS) - named - set(VALID)) == []
+
+
+LENIENT_FAULTS = sorted({
+    fault
+    for rule in CATALOG
+    if rule.profiles == {"openai-compatible"}
+    for fault in rule.faults
+})
+"""Faults named by rules of the lenient profile only: checked against it as well."""
+
+
+@pytest.mark.parametrize("fault", LENIENT_FAULTS)
+def test_lenient_rules_fail_under_their_faults(
+    mock: EmbeddedMock, mock_faults: dict[str, dict], fault: str
+) -> None:
+    check_fault(mock, mock_faults, fault, "openai", "openai-compatible")
+
+
+@pytest.mark.parametrize("wire", ["openai", "friendli"])
+@pytest.mark.parametrize("fault", FAULTS)
+def test_each_fault_fails_exactly_its_rules(
+    mock: EmbeddedMock, mock_faults: dict[str, dict], fault: str, wire: str
+) -> None:
+    check_fault(mock, mock_faults, fault, wire, PROFILE_OF_WIRE[wire])
+
+
+def check_fault(
+    mock: EmbeddedMock, mock_faults: dict[str, dict], fault: str, wire: str, profile: str
+) -> None:
+    if wire not in mock_faults[fault]["profiles"]:
+        pytest.skip(f"{fault} does not apply to {wire}")
+    select: tuple[str, ...] = ()
+    limits = FAST_LIMITS
+    if fault in VALID:
+        select, limits = SLOW_SELECTION, Limits(total_time=60.0, idle_timeout=5.0)
+    result = run_catalog(mock.url_for(profile), profile, faults=[fault], select=select,
+                         limits=limits)
+    by_id = {r.rule.id: r for r in result.results}
+    named = [
+        r.rule.id for r in result.results
+        if fault in r.rule.faults and "not claimed" not in r.message
+    ]
+    if fault not in VALID and (fault, wire) not in VALID_ON:
+        assert named, f"no rule applicable to {profile} names {fault}"
+    for rule_id in named:
+        want = Verdict.FAIL if by_id[rule_id].rule.level is Level.MUST else Verdict.NON_STRICT
+        assert by_id[rule_id].verdict is want, f"{rule_id}: {by_id[rule_id].message}"
+    others = {
+        r.rule.id: r.message for r in result.results
+        if r.rule.id not in named
+        and (r.verdict is Verdict.ERROR
+             or (r.verdict is Verdict.FAIL and r.rule.level is Level.MUST))
+    }
+    assert others == {}
