@@ -1,0 +1,132 @@
+"""Invalid completion requests: a valid body with exactly one constraint broken."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from hypothesis import strategies as st
+
+import spec
+
+from .requests import _check_profile, completion_requests
+
+JSON = Any
+
+
+@dataclass(frozen=True)
+class InvalidRequest:
+    """A body the server must reject with a 4xx; ``param`` is the field at fault (or None
+    when no single field is, e.g. a body that is not an object)."""
+
+    body: JSON
+    param: str | None
+    reason: str
+
+
+def _mutations(profile: spec.Profile) -> list[tuple[str, JSON, str]]:
+    """(field, bad value, reason) candidates for the profile's fields."""
+    fields = set(profile.request_fields)
+    table: list[tuple[str, JSON, str]] = [
+        ("temperature", 3.5, "temperature above 2"),
+        ("temperature", -0.5, "temperature below 0"),
+        ("temperature", "hot", "temperature of the wrong type"),
+        ("top_p", 1.5, "top_p above 1"),
+        ("n", 0, "n below 1"),
+        ("n", 1000, "n above 128"),
+        ("n", 1.5, "n not an integer"),
+        ("max_tokens", -1, "negative max_tokens"),
+        ("max_tokens", "16", "max_tokens of the wrong type"),
+        ("presence_penalty", 3, "presence_penalty above 2"),
+        ("frequency_penalty", -3, "frequency_penalty below -2"),
+        ("stream", "yes", "stream of the wrong type"),
+        ("echo", 1, "echo of the wrong type"),
+        ("logprobs", -1, "negative logprobs"),
+        ("stop", ["a", "b", "c", "d", "e"], "more than 4 stop sequences"),
+        ("stop", 5, "stop of the wrong type"),
+        ("logit_bias", {"13": 500}, "logit_bias value above 100"),
+        ("logit_bias", {"thirteen": 1}, "logit_bias key not a token id"),
+        ("prompt", [], "an empty prompt list"),
+        ("prompt", [[]], "an empty token list"),
+        ("prompt", [-1], "a negative token id"),
+        ("prompt", 7, "prompt of the wrong type"),
+        ("best_of", 21, "best_of above 20"),
+        ("model", 7, "model of the wrong type"),
+        ("top_k", -1, "negative top_k"),
+        ("min_p", 2, "min_p above 1"),
+        ("repetition_penalty", 0, "repetition_penalty not positive"),
+        ("tokens", [-5], "a negative token id in tokens"),
+        ("seed", "seven", "seed of the wrong type"),
+    ]
+    limit = profile.limits.get("logprobs")
+    if limit is not None:
+        table.append(("logprobs", limit + 100, f"logprobs above {limit}"))
+    if profile.name == "friendli":
+        table.append(("stop", "x", "stop as a bare string (FriendliAI takes a list)"))
+    return [(name, value, reason) for name, value, reason in table if name in fields]
+
+
+def _cross_field(profile: spec.Profile) -> list[tuple[dict[str, JSON], str, str]]:
+    """(fields to merge, param, reason) for the profile's cross-field rules."""
+    cases = {
+        "best-of-at-least-n": ({"best_of": 1, "n": 2}, "best_of", "best_of below n"),
+        "best-of-not-streamed": ({"best_of": 2, "stream": True}, "best_of",
+                                 "best_of > 1 with stream"),
+        "stream-options-need-stream": ({"stream_options": {"include_usage": True},
+                                        "stream": False}, "stream_options",
+                                       "stream_options without stream"),
+        "max-tokens-xor-max-total-tokens": ({"max_tokens": 4, "max_total_tokens": 64},
+                                            "max_tokens", "max_tokens and max_total_tokens"),
+        "min-tokens-xor-min-total-tokens": ({"min_tokens": 1, "min_total_tokens": 4},
+                                            "min_tokens", "min_tokens and min_total_tokens"),
+        "seed-list-matches-n": ({"seed": [1, 2, 3], "n": 2}, "seed", "seed list of the wrong size"),
+    }
+    applicable = {rule.id for rule in spec.cross_field_rules() if profile.name in rule.profiles}
+    fields = set(profile.request_fields)
+    return [case for rule_id, case in cases.items()
+            if rule_id in applicable and set(case[0]) <= fields]
+
+
+@st.composite
+def _invalid(draw: st.DrawFn, profile: spec.Profile, model: str) -> InvalidRequest:
+    base = draw(completion_requests(profile.name, model=model, max_tokens=4, stream=False))
+    kind = draw(st.sampled_from(["field", "cross", "unknown", "missing", "shape"]))
+    if kind == "cross" and _cross_field(profile):
+        merge, param, reason = draw(st.sampled_from(_cross_field(profile)))
+        body = {**base, **merge}
+        if "prompt" in body and "tokens" in body:
+            body.pop("tokens")
+        return InvalidRequest(body, param, reason)
+    if kind == "unknown" and profile.unknown_fields == "reject":
+        return InvalidRequest({**base, "no_such_field": 1}, "no_such_field", "an unknown field")
+    if kind == "missing":
+        return InvalidRequest({k: v for k, v in base.items() if k != "model"}, "model",
+                              "model missing")
+    if kind == "shape":
+        body = draw(st.sampled_from([[], "prompt", 42, None]))
+        return InvalidRequest(body, None, "a body that is not a JSON object")
+    name, value, reason = draw(st.sampled_from(_mutations(profile)))
+    body = {**base, name: value}
+    if name == "tokens":
+        body.pop("prompt", None)
+    if name == "prompt":
+        body.pop("tokens", None)
+    return InvalidRequest(body, name, reason)
+
+
+def invalid_completion_requests(
+    profile: str = "openai", *, model: str = "reference-ngram"
+) -> st.SearchStrategy[InvalidRequest]:
+    """Bodies ``profile``'s server must reject with a 4xx and the error envelope."""
+    resolved = _check_profile(profile)
+    validator = resolved.validator("request")
+
+    def really_invalid(case: InvalidRequest) -> bool:
+        body = case.body
+        if not isinstance(body, dict):
+            return True
+        if case.param == "no_such_field":
+            return True
+        return not validator.is_valid(body) or bool(spec.cross_field_violations(body, profile))
+
+    return _invalid(resolved, model).filter(really_invalid)
