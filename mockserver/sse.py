@@ -1,0 +1,79 @@
+"""Server-sent event framing: the one place that turns chunks into ``text/event-stream`` bytes.
+
+Spec: the description of ``POST /v1/completions`` in ``spec/completions.yaml`` ("Streaming
+responses are data-only server-sent events: one JSON chunk per ``data:`` line, terminated by
+``data: [DONE]``"). Each event is ``data: <compact JSON>\\n\\n``; JSON is compact
+(``separators=(",", ":")``) and keeps non-ASCII text as UTF-8 (``ensure_ascii=False``). JSON
+never contains a raw newline, so one chunk is always one ``data:`` line.
+
+Framing faults (``mockserver.faults.framing``) bend these helpers on purpose (a missing blank
+line, a split payload); nothing else in the mock writes SSE bytes.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+
+from spec import JSON
+
+CONTENT_TYPE = "text/event-stream"
+DONE = "[DONE]"
+"""The data of the stream's last event."""
+EVENT_END = b"\n\n"
+DATA_PREFIX = b"data: "
+
+
+def encode_json(payload: JSON) -> bytes:
+    """Compact UTF-8 JSON, the encoding of every body the mock sends (streamed or not)."""
+    return json.dumps(
+        payload, separators=(",", ":"), ensure_ascii=False, allow_nan=False
+    ).encode("utf-8")
+
+
+def event(data: bytes, *, end: bytes = EVENT_END) -> bytes:
+    """One ``data:`` event around ``data`` (which must not contain a newline)."""
+    return DATA_PREFIX + data + end
+
+
+def done_event() -> bytes:
+    """``data: [DONE]\\n\\n``."""
+    return event(DONE.encode("ascii"))
+
+
+@dataclass(frozen=True)
+class Frame:
+    """One event as it goes on the wire, with the chunk it carries (or ``"[DONE]"``).
+
+    Keeping the payload next to the bytes lets framing faults find, say, the first finish
+    chunk without parsing their own output.
+    """
+
+    payload: JSON
+    data: bytes
+
+    @property
+    def is_done(self) -> bool:
+        return self.payload == DONE
+
+    @property
+    def carries_choices(self) -> bool:
+        """A chunk with at least one choice (a token, echo text or a finish)."""
+        return isinstance(self.payload, dict) and bool(self.payload.get("choices"))
+
+
+def chunk_frame(chunk: JSON) -> Frame:
+    """The frame of one JSON chunk (or of an error envelope sent inside a stream)."""
+    return Frame(chunk, event(encode_json(chunk)))
+
+
+def done_frame() -> Frame:
+    return Frame(DONE, done_event())
+
+
+def frames(chunks: Iterable[JSON]) -> Iterator[Frame]:
+    """Frame every chunk, then ``[DONE]``: a complete, correct stream."""
+    for chunk in chunks:
+        yield chunk_frame(chunk)
+    yield done_frame()

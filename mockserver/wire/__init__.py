@@ -1,0 +1,31 @@
+"""The wire layer: JSON bodies in, :class:`GenerationRequest` out; engine results in, JSON out.
+
+Pure (no aiohttp, no I/O), so the server, the tests and ``python -m reference_engine`` share
+it. ``build_request`` reads a request body of either route; ``completion_body`` and
+``stream_chunks`` render the engine's results exactly in the shapes of
+``spec/completions.yaml``; ``Identity`` is drawn once per request.
+"""
+
+from .chunks import stream_chunks
+from .cli import render_cli
+from .identity import Identity
+from .logprobs import logprobs_object, usage_object
+from .options import WireOptions
+from .profiles import WIRE_PROFILES, WireProfile, wire_profile
+from .requests import build_request, integral_numbers
+from .responses import completion_body
+
+__all__ = [
+    "WIRE_PROFILES",
+    "Identity",
+    "WireOptions",
+    "WireProfile",
+    "build_request",
+    "completion_body",
+    "integral_numbers",
+    "logprobs_object",
+    "render_cli",
+    "stream_chunks",
+    "usage_object",
+    "wire_profile",
+]

@@ -1,0 +1,255 @@
+"""From a request body to the engine's :class:`GenerationRequest`, for both wire formats.
+
+Spec: ``CompletionRequest`` (``POST /v1/completions``) and ``FriendliCompletionRequest``
+(``POST /dedicated/v1/completions``) in ``spec/completions.yaml``. The mock validates a body
+against those schemas and the cross-field rules first (``mockserver.validation``); this module
+only converts wire forms into domain values: a bare ``stop`` string becomes a tuple, ``null``
+becomes the default, OpenAI's ``max_tokens`` defaults to 16 while FriendliAI's runs to the end
+of the context, ``stop_tokens: [{"tokens": [...]}]`` becomes id tuples. It still checks every
+type it relies on, so a caller that skipped validation gets an :class:`InvalidRequestError`
+naming the field, never a ``TypeError``.
+
+Fields that change the wire and not the generation (``stream``, ``stream_options``, ``suffix``,
+``user``) are read by the renderers and handlers, not here.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from collections.abc import Mapping
+from typing import Any
+
+from reference_engine.errors import InvalidRequestError, UnsupportedParameterError
+from reference_engine.request import GenerationRequest, PromptInput
+from reference_engine.sampling import SamplingParams
+from spec import JSON
+
+from .profiles import wire_profile
+
+OPENAI_DEFAULT_MAX_TOKENS = 16
+OPENAI_SAMPLING_FIELDS = (
+    "temperature", "top_p", "presence_penalty", "frequency_penalty", "logit_bias",
+    "top_k", "min_p", "repetition_penalty", "min_tokens",
+)
+FRIENDLI_SAMPLING_FIELDS = (
+    "temperature", "top_p", "top_k", "min_p", "presence_penalty", "frequency_penalty",
+    "repetition_penalty", "no_repeat_ngram", "bad_word_tokens", "min_tokens",
+    "xtc_threshold", "xtc_probability", "response_format",
+)
+SMALLEST_TOP_P = sys.float_info.min
+"""OpenAI allows ``top_p: 0``; the engine's nucleus filter needs a positive mass. The smallest
+positive float keeps exactly the most likely token, which is what 0 means."""
+
+_FIELD_NAME = re.compile(r"[a-z_]+")
+
+
+def integral_numbers(value: JSON) -> JSON:
+    """``value`` with integral floats made ints (JSON Schema: ``3.0`` *is* an integer).
+
+    A body may say ``"n": 2.0`` or ``"prompt": [464.0]``; everything downstream (the engine,
+    faults, usage arithmetic) then sees plain ints.
+    """
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, list):
+        return [integral_numbers(item) for item in value]
+    if isinstance(value, dict):
+        return {key: integral_numbers(item) for key, item in value.items()}
+    return value
+
+
+def build_request(body: Mapping[str, JSON], *, profile: str) -> GenerationRequest:
+    """The engine request for a (validated) body of ``profile``'s completions route.
+
+    ``profile`` is ``openai`` (also ``openai-compatible``) or ``friendli``. Raises
+    :class:`InvalidRequestError` (``.param`` names the field) for a value the engine cannot
+    take, and :class:`UnsupportedParameterError` for FriendliAI fields the reference model
+    cannot honour (encoder-decoder knobs other than 1, embedding replacement).
+    """
+    if not isinstance(body, Mapping):
+        raise InvalidRequestError("the request body must be a JSON object", param=None)
+    body = integral_numbers(dict(body))
+    if wire_profile(profile) == "openai":
+        return _openai_request(body)
+    return _friendli_request(body)
+
+
+# -- OpenAI -------------------------------------------------------------------------------
+
+
+def _openai_request(body: Mapping[str, JSON]) -> GenerationRequest:
+    max_tokens = _optional_int(body, "max_tokens")
+    return GenerationRequest(
+        prompts=_openai_prompts(body.get("prompt")),
+        sampling=_sampling(body, OPENAI_SAMPLING_FIELDS),
+        n=_optional_int(body, "n") or 1,
+        best_of=_optional_int(body, "best_of"),
+        echo=_flag(body, "echo"),
+        logprobs=_optional_int(body, "logprobs"),
+        max_tokens=OPENAI_DEFAULT_MAX_TOKENS if max_tokens is None else max_tokens,
+        stop=_stops(body.get("stop")),
+        seed=_seed(body.get("seed")),
+        prompt_field="prompt",
+    )
+
+
+def _openai_prompts(value: JSON) -> tuple[PromptInput, ...]:
+    if isinstance(value, str):
+        return (value,)
+    if isinstance(value, list) and value:
+        if all(isinstance(item, str) for item in value):
+            return tuple(value)
+        if all(_is_token_id(item) for item in value):
+            return (tuple(value),)
+        if all(_is_token_list(item) for item in value):
+            return tuple(tuple(item) for item in value)
+    raise InvalidRequestError(
+        "prompt must be a string, a non-empty list of strings, a non-empty list of token ids "
+        "or a non-empty list of non-empty token id lists",
+        param="prompt",
+    )
+
+
+# -- FriendliAI ---------------------------------------------------------------------------
+
+
+def _friendli_request(body: Mapping[str, JSON]) -> GenerationRequest:
+    _reject_unsupported(body)
+    prompts, field = _friendli_prompts(body)
+    return GenerationRequest(
+        prompts=prompts,
+        sampling=_sampling(body, FRIENDLI_SAMPLING_FIELDS),
+        n=_optional_int(body, "n") or 1,
+        logprobs=_optional_int(body, "logprobs"),
+        max_tokens=_optional_int(body, "max_tokens"),
+        max_total_tokens=_optional_int(body, "max_total_tokens"),
+        min_total_tokens=_optional_int(body, "min_total_tokens"),
+        stop=_stops(body.get("stop")),
+        stop_token_sequences=_token_sequences(body.get("stop_tokens"), "stop_tokens"),
+        eos_token_ids=_token_ids(body.get("eos_token"), "eos_token", allow_empty=True),
+        bad_words=_strings(body.get("bad_words"), "bad_words"),
+        seed=_seed(body.get("seed")),
+        forced_output_tokens=_token_ids(
+            body.get("forced_output_tokens"), "forced_output_tokens", allow_empty=True
+        ),
+        prompt_field=field,
+    )
+
+
+def _friendli_prompts(body: Mapping[str, JSON]) -> tuple[tuple[PromptInput, ...], str]:
+    prompt, tokens = body.get("prompt"), body.get("tokens")
+    if (prompt is None) == (tokens is None):
+        raise InvalidRequestError("Exactly one of `prompt` and `tokens` is required.",
+                                  param="prompt")
+    if tokens is not None:
+        return (_token_ids(tokens, "tokens"),), "tokens"
+    if isinstance(prompt, str):
+        return (prompt,), "prompt"
+    if isinstance(prompt, list) and prompt and all(isinstance(p, str) for p in prompt):
+        return tuple(prompt), "prompt"
+    raise InvalidRequestError("prompt must be a string or a non-empty list of strings",
+                              param="prompt")
+
+
+def _reject_unsupported(body: Mapping[str, JSON]) -> None:
+    """Encoder-decoder and embedding fields: valid wire values the reference model cannot do."""
+    for name in ("encoder_no_repeat_ngram", "encoder_repetition_penalty"):
+        value = body.get(name)
+        if value is not None and value != 1:
+            raise UnsupportedParameterError(
+                f"{name} applies to encoder-decoder models; the reference model is decoder-only, "
+                f"so only 1 (or null) is accepted, got {value!r}",
+                param=name,
+            )
+    for name in ("embedding_to_replace", "token_index_to_replace"):
+        if body.get(name):
+            raise UnsupportedParameterError(
+                f"{name} is not supported: the reference model has no embedding inputs; "
+                "send an empty list or null",
+                param=name,
+            )
+
+
+# -- shared conversions -------------------------------------------------------------------
+
+
+def _sampling(body: Mapping[str, JSON], fields: tuple[str, ...]) -> SamplingParams:
+    wire: dict[str, Any] = {name: body[name] for name in fields if body.get(name) is not None}
+    if wire.get("top_p") == 0:
+        wire["top_p"] = SMALLEST_TOP_P
+    try:
+        return SamplingParams.from_request(wire)
+    except (TypeError, ValueError) as error:
+        message = str(error)
+        match = _FIELD_NAME.match(message)
+        param = match.group(0) if match and match.group(0) in fields else None
+        raise InvalidRequestError(message, param=param) from None
+
+
+def _is_token_id(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+def _is_token_list(value: object) -> bool:
+    return isinstance(value, list) and bool(value) and all(_is_token_id(t) for t in value)
+
+
+def _token_ids(value: JSON, param: str, *, allow_empty: bool = False) -> tuple[int, ...]:
+    if value is None and allow_empty:
+        return ()
+    if isinstance(value, list) and (value or allow_empty) and all(map(_is_token_id, value)):
+        return tuple(value)
+    raise InvalidRequestError(f"{param} must be a list of non-negative token ids", param=param)
+
+
+def _token_sequences(value: JSON, param: str) -> tuple[tuple[int, ...], ...]:
+    if value is None:
+        return ()
+    if not isinstance(value, list):
+        raise InvalidRequestError(f'{param} must be a list of {{"tokens": [...]}}', param=param)
+    sequences = []
+    for item in value:
+        tokens = item.get("tokens") if isinstance(item, dict) else item
+        sequences.append(_token_ids(tokens, param))
+    return tuple(sequences)
+
+
+def _strings(value: JSON, param: str) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    if isinstance(value, list) and all(isinstance(item, str) for item in value):
+        return tuple(value)
+    raise InvalidRequestError(f"{param} must be a list of strings", param=param)
+
+
+def _stops(value: JSON) -> tuple[str, ...]:
+    if isinstance(value, str):
+        return (value,)
+    return _strings(value, "stop")
+
+
+def _seed(value: JSON) -> int | tuple[int, ...] | None:
+    """An int, or one seed per choice (FriendliAI's list form; faults use it on OpenAI too)."""
+    if value is None or (isinstance(value, int) and not isinstance(value, bool)):
+        return value
+    if isinstance(value, list) and value and all(
+        isinstance(s, int) and not isinstance(s, bool) for s in value
+    ):
+        return tuple(value)
+    raise InvalidRequestError("seed must be an integer or a non-empty list of integers",
+                              param="seed")
+
+
+def _optional_int(body: Mapping[str, JSON], name: str) -> int | None:
+    value = body.get(name)
+    if value is None or (isinstance(value, int) and not isinstance(value, bool)):
+        return value
+    raise InvalidRequestError(f"{name} must be an integer, got {value!r}", param=name)
+
+
+def _flag(body: Mapping[str, JSON], name: str) -> bool:
+    value = body.get(name)
+    if value is None or isinstance(value, bool):
+        return bool(value)
+    raise InvalidRequestError(f"{name} must be a boolean, got {value!r}", param=name)

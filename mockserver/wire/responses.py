@@ -1,0 +1,71 @@
+"""The non-streamed response body, from the engine's :class:`Completion`.
+
+Spec: ``CompletionResponse`` (OpenAI: ``id, object, created, model, system_fingerprint,
+choices[{index, text, logprobs, finish_reason}], usage``) and ``FriendliCompletionResponse``
+(``id, object, model, choices[{index, seed, text, tokens, logprobs?, finish_reason}], usage``;
+"it has no ``created``") in ``spec/completions.yaml``. Keys come in the order of the
+specification's examples.
+"""
+
+from __future__ import annotations
+
+from reference_engine.results import Choice, Completion
+from spec import JSON
+
+from .identity import Identity
+from .logprobs import logprobs_object, usage_object
+from .profiles import wire_profile
+
+OBJECT = "text_completion"
+
+
+def completion_body(
+    completion: Completion, identity: Identity, *, profile: str, suffix: str | None = None
+) -> dict[str, JSON]:
+    """The JSON body for ``completion``; ``suffix`` (OpenAI) is appended to every choice's text.
+
+    The contract: "The reference engine appends it to the completion's ``text`` verbatim; it is
+    not part of logprobs, usage, or the streamed deltas before the finish chunk."
+    """
+    usage = usage_object(completion.usage.prompt_tokens, completion.usage.completion_tokens)
+    if wire_profile(profile) == "friendli":
+        return {
+            "id": identity.id,
+            "object": OBJECT,
+            "model": identity.model,
+            "choices": [_friendli_choice(choice) for choice in completion.choices],
+            "usage": usage,
+        }
+    body: dict[str, JSON] = {
+        "id": identity.id,
+        "object": OBJECT,
+        "created": identity.created,
+        "model": identity.model,
+    }
+    if identity.system_fingerprint is not None:
+        body["system_fingerprint"] = identity.system_fingerprint
+    body["choices"] = [_openai_choice(choice, suffix) for choice in completion.choices]
+    body["usage"] = usage
+    return body
+
+
+def _openai_choice(choice: Choice, suffix: str | None) -> dict[str, JSON]:
+    return {
+        "index": choice.index,
+        "text": choice.text + (suffix or ""),
+        "logprobs": None if choice.logprobs is None else logprobs_object(choice.logprobs),
+        "finish_reason": choice.finish_reason,
+    }
+
+
+def _friendli_choice(choice: Choice) -> dict[str, JSON]:
+    body: dict[str, JSON] = {
+        "index": choice.index,
+        "seed": choice.seed,
+        "text": choice.text,
+        "tokens": list(choice.token_ids),
+    }
+    if choice.logprobs is not None:
+        body["logprobs"] = logprobs_object(choice.logprobs)
+    body["finish_reason"] = choice.finish_reason
+    return body
