@@ -1,0 +1,96 @@
+"""The application factory: ``create_app(config) -> web.Application``.
+
+Routes (spec: ``paths`` of ``spec/completions.yaml``)::
+
+    POST /v1/completions             OpenAI completions (invalid input: 400)
+    POST /dedicated/v1/completions   FriendliAI completions (invalid input: 422)
+    GET  /v1/models                  {"object": "list", "data": [...]}
+    GET  /openapi.yaml, /openapi.json  the contract, exactly as validated against
+    GET  /health                     liveness (no key needed)
+    GET  /mock/faults                the fault catalog
+
+State lives in typed ``web.AppKey`` entries (``mockserver.http.state``); the engine is loaded
+at start-up, not on the first request.
+"""
+
+from __future__ import annotations
+
+import gc
+from collections.abc import AsyncIterator
+
+from aiohttp import web
+
+from reference_engine import Engine
+
+from .config import MockConfig
+from .faults import ActiveFaults, Chaos, parse_fault_names
+from .http import completions, handlers
+from .http.cache import ResultCache
+from .http.latency import Latency
+from .http.middleware import errors, gate, rate_limit_headers
+from .http.ratelimit import RateLimiter
+from .http.state import (
+    CACHE,
+    CHAOS,
+    CONFIG,
+    ENGINE,
+    LATENCY,
+    LIMITER,
+    SERVER_FAULTS,
+    VALIDATORS,
+)
+from .validation import RequestValidator
+from .wire.profiles import WIRE_PROFILES
+
+
+def create_app(
+    config: MockConfig | None = None, *, engine: Engine | None = None
+) -> web.Application:
+    """A ready-to-run mock for ``config`` (defaults: no keys, no faults, no latency, no limits).
+
+    ``engine`` lets tests share one loaded engine between apps.
+    """
+    config = config or MockConfig()
+    app = web.Application(
+        middlewares=[errors, gate],
+        client_max_size=config.max_body_bytes,
+    )
+    engine = engine or Engine()
+    app[CONFIG] = config
+    app[ENGINE] = engine
+    app[VALIDATORS] = {
+        profile: RequestValidator(profile, model_id=engine.model_id) for profile in WIRE_PROFILES
+    }
+    app[SERVER_FAULTS] = ActiveFaults(parse_fault_names(config.faults))
+    app[CHAOS] = Chaos(
+        every=config.chaos_every,
+        probability=config.chaos_probability,
+        seed=config.chaos_seed,
+        pool=parse_fault_names(config.chaos_faults),
+    )
+    app[CACHE] = ResultCache(config.cache_entries)
+    app[LATENCY] = Latency(ttft_ms=config.ttft_ms, itl_ms=config.itl_ms,
+                           jitter_ms=config.jitter_ms, seed=config.latency_seed)
+    if config.rate_limits_enabled:
+        app[LIMITER] = RateLimiter(rpm=config.rate_limit_rpm, tpm=config.rate_limit_tpm)
+        app.on_response_prepare.append(rate_limit_headers)
+    app.cleanup_ctx.append(_loaded_engine)
+    app.add_routes([
+        web.post("/v1/completions", completions.completions),
+        web.post("/dedicated/v1/completions", completions.completions),
+        web.get("/v1/models", handlers.models),
+        web.get("/openapi.yaml", handlers.openapi_yaml),
+        web.get("/openapi.json", handlers.openapi_json),
+        web.get("/health", handlers.health),
+        web.get("/mock/faults", handlers.fault_catalog),
+    ])
+    return app
+
+
+async def _loaded_engine(app: web.Application) -> AsyncIterator[None]:
+    app[ENGINE].load()
+    # The engine's tables and the tokenizer are long-lived: keep them out of the collector's
+    # generations so that collections during requests stay short (p99 latency).
+    gc.collect()
+    gc.freeze()
+    yield

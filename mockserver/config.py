@@ -1,0 +1,87 @@
+"""The server's configuration: one frozen value built by the CLI (or a test) and never mutated.
+
+Environment variables are read here and only here (``MockConfig.from_env_and_args``), never deep
+inside the server.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from .faults import parse_fault_names
+
+DEFAULT_HOST = "127.0.0.1"
+DEFAULT_PORT = 8000
+DEFAULT_MAX_BODY_BYTES = 1 << 20
+API_KEYS_ENV = "MOCKSERVER_API_KEYS"
+
+
+@dataclass(frozen=True)
+class MockConfig:
+    """Everything ``create_app`` and the CLI need; invalid values raise ValueError naming the flag.
+
+    Latency is in milliseconds; ``None`` rate limits and chaos settings mean off.
+    """
+
+    host: str = DEFAULT_HOST
+    port: int = DEFAULT_PORT
+    workers: int = 1
+    api_keys: tuple[str, ...] = ()
+    faults: tuple[str, ...] = ()
+    ttft_ms: float = 0.0
+    itl_ms: float = 0.0
+    jitter_ms: float = 0.0
+    latency_seed: int = 0
+    rate_limit_rpm: int | None = None
+    rate_limit_tpm: int | None = None
+    max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
+    chaos_every: int | None = None
+    chaos_probability: float = 0.0
+    chaos_seed: int = 0
+    chaos_faults: tuple[str, ...] = ()
+    cache_entries: int = 4096
+    models_created: int = 1764400000
+
+    def __post_init__(self) -> None:
+        if not 0 <= self.port <= 65535:
+            raise ValueError(f"--port must be in 0..65535, got {self.port}")
+        if self.workers < 1:
+            raise ValueError(f"--workers must be >= 1, got {self.workers}")
+        for flag, value in (("--ttft-ms", self.ttft_ms), ("--itl-ms", self.itl_ms),
+                            ("--jitter-ms", self.jitter_ms)):
+            if not value >= 0:
+                raise ValueError(f"{flag} must be >= 0 milliseconds, got {value}")
+        for flag, limit in (("--rate-limit-rpm", self.rate_limit_rpm),
+                            ("--rate-limit-tpm", self.rate_limit_tpm)):
+            if limit is not None and limit < 1:
+                raise ValueError(f"{flag} must be >= 1 (leave it out to disable), got {limit}")
+        if self.max_body_bytes < 1:
+            raise ValueError(f"--max-body-bytes must be >= 1, got {self.max_body_bytes}")
+        if self.cache_entries < 0:
+            raise ValueError(f"--cache-entries must be >= 0, got {self.cache_entries}")
+        if self.chaos_every is not None and self.chaos_every < 1:
+            raise ValueError(f"--chaos-every must be >= 1, got {self.chaos_every}")
+        if not 0.0 <= self.chaos_probability <= 1.0:
+            raise ValueError(
+                f"--chaos-probability must be in [0, 1], got {self.chaos_probability}"
+            )
+        if any(not key for key in self.api_keys):
+            raise ValueError("--api-key must not be empty")
+        parse_fault_names(self.faults)  # unknown names fail at start-up, listing the valid ones
+        parse_fault_names(self.chaos_faults)
+
+    @property
+    def latency_enabled(self) -> bool:
+        return self.ttft_ms > 0 or self.itl_ms > 0 or self.jitter_ms > 0
+
+    @property
+    def rate_limits_enabled(self) -> bool:
+        return self.rate_limit_rpm is not None or self.rate_limit_tpm is not None
+
+
+def api_keys_from_env(environ: Mapping[str, str] | None = None) -> tuple[str, ...]:
+    """Keys from ``MOCKSERVER_API_KEYS`` (comma-separated; blanks ignored)."""
+    raw = (os.environ if environ is None else environ).get(API_KEYS_ENV, "")
+    return tuple(key.strip() for key in raw.split(",") if key.strip())

@@ -1,0 +1,1 @@
+"""The aiohttp side of the mock: routes, middleware, streaming, auth, limits and latency."""

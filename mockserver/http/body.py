@@ -1,0 +1,89 @@
+"""Reading a request body as a JSON object: size, media type, UTF-8 and JSON syntax.
+
+Spec: the ``413`` (``PayloadTooLarge``) and ``415`` (``UnsupportedMediaType``) responses, and the
+invalid-request statuses of the routes (400 OpenAI, 422 FriendliAI) for bodies that are not
+UTF-8 JSON. ``NaN`` and ``Infinity`` are not JSON and are rejected too.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+from aiohttp import web
+
+from spec import JSON
+
+from ..errors import ApiError
+
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+
+
+def _reject_constant(name: str) -> float:
+    raise ValueError(f"{name} is not valid JSON")
+
+
+async def read_json(request: web.Request, *, max_bytes: int, invalid_status: int) -> JSON:
+    """The parsed body; raises :class:`ApiError` 413, 415 or ``invalid_status``."""
+    media_type = request.content_type  # aiohttp lower-cases and strips parameters
+    if media_type != "application/json" and not media_type.endswith("+json"):
+        raise ApiError(
+            415,
+            f"Unsupported Content-Type {request.headers.get('Content-Type', '(none)')!r}: send "
+            "the body as JSON with `Content-Type: application/json`.",
+            code="unsupported_media_type",
+        )
+    charset = request.charset
+    if charset is not None and charset.lower().replace("-", "") != "utf8":
+        raise ApiError(415, f"Unsupported charset {charset!r}: JSON bodies must be UTF-8.",
+                       code="unsupported_media_type")
+    length = request.content_length
+    if length is not None and length > max_bytes:
+        raise _too_large(max_bytes)
+    try:
+        raw = await request.read()
+    except web.HTTPRequestEntityTooLarge:
+        raise _too_large(max_bytes) from None
+    if len(raw) > max_bytes:
+        raise _too_large(max_bytes)
+    if not raw.strip():
+        raise ApiError(invalid_status, "The request body is empty: send a JSON object.",
+                       code="invalid_json")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise ApiError(invalid_status,
+                       f"The request body is not valid UTF-8 (byte {error.start}).",
+                       code="invalid_encoding") from None
+    try:
+        body = json.loads(text, parse_constant=_reject_constant)
+    except (ValueError, RecursionError) as error:
+        raise ApiError(invalid_status, f"The request body is not valid JSON: {error}",
+                       code="invalid_json") from None
+    if _SURROGATE_ESCAPE.search(text):
+        _reject_lone_surrogates(body, invalid_status)
+    return body
+
+
+def _reject_lone_surrogates(body: JSON, invalid_status: int) -> None:
+    """``"\\ud800"`` parses, but is no Unicode character: nothing downstream could encode it."""
+    try:
+        json.dumps(body, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        raise ApiError(
+            invalid_status,
+            "The request body contains a lone UTF-16 surrogate escape (\\ud800-\\udfff "
+            "without its pair), which is not a Unicode character.",
+            code="invalid_encoding",
+        ) from None
+    except (ValueError, RecursionError):
+        pass
+
+
+def _too_large(max_bytes: int) -> ApiError:
+    return ApiError(
+        413,
+        f"The request body exceeds {max_bytes} bytes; send a smaller one or start the mock with "
+        "a larger --max-body-bytes.",
+        code="request_too_large",
+    )

@@ -1,0 +1,174 @@
+"""The completions handler: ``POST /v1/completions`` and ``POST /dedicated/v1/completions``.
+
+One handler serves both routes; the route says which wire profile applies. Order: body,
+validation (schema, cross-field rules, model), ``validation`` faults, ``body`` faults, wire
+conversion, the engine's own checks -- all before a byte of the answer is sent. Then: parse,
+call the engine, serialise.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+
+from aiohttp import web
+
+from reference_engine import Engine
+from reference_engine.errors import InvalidRequestError
+from reference_engine.request import GenerationRequest
+from reference_engine.results import Completion, Event, UsageEvent
+from spec import JSON
+
+from .. import sse
+from ..errors import ApiError
+from ..faults import Verdict
+from ..wire import (
+    Identity,
+    WireOptions,
+    build_request,
+    completion_body,
+    integral_numbers,
+    stream_chunks,
+)
+from .body import read_json
+from .cache import CacheKey
+from .ratelimit import Admission
+from .state import (
+    CACHE,
+    CHAOS,
+    CONFIG,
+    ENGINE,
+    LATENCY,
+    LIMITER,
+    REQUEST_STATE,
+    RequestState,
+    validator,
+)
+from .streaming import send_stream
+
+JSON_TYPE = "application/json"
+INLINE_WORK = 256
+"""Non-streamed requests generating more tokens than this run in a worker thread, so one
+large request does not hold the event loop (the engine is thread-safe)."""
+
+
+async def completions(request: web.Request) -> web.StreamResponse:
+    state = request[REQUEST_STATE]
+    app, ctx = request.app, state.ctx
+    checker = validator(app, state.route.profile)
+    ticket = app[CHAOS].ticket()
+    body: JSON = None
+    error: ApiError | None = None
+    try:
+        body = await read_json(request, max_bytes=app[CONFIG].max_body_bytes,
+                               invalid_status=checker.status)
+        ctx.body = body if isinstance(body, dict) else None
+        ctx.stream = isinstance(body, dict) and body.get("stream") is True
+        checker.validate(body)
+    except ApiError as raised:
+        error = raised
+    state.add_fault(app[CHAOS].pick(ticket, ctx, invalid=error is not None))
+    verdict = state.faults.judge(Verdict(body, error), ctx)
+    if verdict.error is not None:
+        raise verdict.error
+    valid = body if verdict.body is body and error is None else checker.validate(verdict.body)
+    valid = integral_numbers(valid)
+    ctx.body = valid
+    params = state.faults.alter_body(dict(valid), ctx)
+    options = WireOptions.from_body(params, profile=checker.profile)
+    engine = app[ENGINE]
+    key = app[CACHE].key(checker.profile, params)
+    identity = Identity.new(
+        model=valid["model"],
+        system_fingerprint=engine.fingerprint if checker.profile == "openai" else None,
+    )
+    try:
+        if options.stream:
+            return await _stream(request, state, params, key, identity, options)
+        return await _complete(request, state, params, key, identity, options)
+    except InvalidRequestError as engine_error:
+        raise checker.engine_error(engine_error) from None
+
+
+async def _complete(request: web.Request, state: RequestState, params: dict[str, JSON],
+                    key: CacheKey | None, identity: Identity,
+                    options: WireOptions) -> web.Response:
+    completion = await _completion(request.app, state, params, key)
+    body = completion_body(completion, identity, profile=state.route.profile,
+                           suffix=options.suffix)
+    altered = state.faults.alter_payload(body, state.ctx)
+    delay = request.app[LATENCY].whole(completion.usage.completion_tokens)
+    if delay > 0:
+        await asyncio.sleep(delay)
+    _charge(request, state.admission, completion.usage.prompt_tokens
+            + completion.usage.completion_tokens)
+    headers = state.faults.alter_headers({"Content-Type": JSON_TYPE}, state.ctx)
+    return web.Response(body=sse.encode_json(body if altered is None else altered),
+                        headers=headers)
+
+
+async def _completion(app: web.Application, state: RequestState, params: dict[str, JSON],
+                      key: CacheKey | None) -> Completion:
+    cache, engine = app[CACHE], app[ENGINE]
+    completion = cache.completion(key)
+    if completion is None:
+        generation = build_request(params, profile=state.route.profile)
+        if _work(generation, engine) > INLINE_WORK:
+            completion = await asyncio.to_thread(engine.complete, generation)
+        else:
+            completion = engine.complete(generation)
+        cache.keep_completion(key, completion)
+    return completion
+
+
+async def _stream(request: web.Request, state: RequestState, params: dict[str, JSON],
+                  key: CacheKey | None, identity: Identity,
+                  options: WireOptions) -> web.StreamResponse:
+    cache, engine = request.app[CACHE], request.app[ENGINE]
+    replay = cache.events(key)
+    source: Iterator[Event]
+    if replay is not None:
+        source = events = iter(replay)
+    else:  # engine.stream validates eagerly: it raises before any byte is sent
+        source = engine.stream(build_request(params, profile=state.route.profile))
+        events = cache.recording(key, source)
+    usage: list[int] = []
+    chunks = stream_chunks(_tap_usage(events, usage), identity, profile=state.route.profile,
+                           include_usage=options.include_usage, logprobs=options.logprobs,
+                           suffix=options.suffix)
+    frames = state.faults.alter_frames(sse.frames(state.faults.alter_chunks(chunks, state.ctx)),
+                                       state.ctx)
+    headers = state.faults.alter_headers(
+        {"Content-Type": sse.CONTENT_TYPE, "Cache-Control": "no-cache",
+         "X-Accel-Buffering": "no"},
+        state.ctx,
+    )
+    response = await send_stream(request, frames, headers=headers, faults=state.faults,
+                                 ctx=state.ctx, latency=request.app[LATENCY],
+                                 close=getattr(source, "close", _nothing))
+    _charge(request, state.admission, sum(usage))
+    return response
+
+
+def _nothing() -> None:
+    return None
+
+
+def _tap_usage(events: Iterator[Event], usage: list[int]) -> Iterator[Event]:
+    for event in events:
+        if isinstance(event, UsageEvent):
+            usage.append(event.usage.total_tokens)
+        yield event
+
+
+def _work(generation: GenerationRequest, engine: Engine) -> int:
+    per_choice = generation.max_tokens
+    if per_choice is None:
+        per_choice = generation.max_total_tokens or engine.context_length
+    return len(generation.prompts) * generation.candidates * per_choice
+
+
+def _charge(request: web.Request, admission: Admission | None, tokens: int) -> None:
+    limiter = request.app.get(LIMITER)
+    if limiter is not None and admission is not None and tokens:
+        limiter.charge(admission, tokens)

@@ -1,0 +1,53 @@
+"""The small handlers: ``/v1/models``, the contract documents, health and the fault catalog.
+
+The completions handler has its own module (``mockserver.http.completions``).
+"""
+
+from __future__ import annotations
+
+from aiohttp import web
+
+import spec
+from spec import JSON
+
+from .. import sse
+from ..faults import all_faults
+from .state import CONFIG, ENGINE, REQUEST_STATE
+
+JSON_TYPE = "application/json"
+
+
+async def models(request: web.Request) -> web.Response:
+    state = request[REQUEST_STATE]
+    body: JSON = {
+        "object": "list",
+        "data": [{
+            "id": request.app[ENGINE].model_id,
+            "object": "model",
+            "created": request.app[CONFIG].models_created,
+            "owned_by": "completions-conformance",
+        }],
+    }
+    body = state.faults.alter_response(body, state.ctx)
+    return web.Response(body=sse.encode_json(body), content_type=JSON_TYPE)
+
+
+async def openapi_yaml(request: web.Request) -> web.Response:
+    return web.Response(body=spec.document_bytes(), content_type="application/yaml",
+                        charset="utf-8")
+
+
+async def openapi_json(request: web.Request) -> web.Response:
+    return web.Response(body=spec.document_json(), content_type=JSON_TYPE)
+
+
+async def health(request: web.Request) -> web.Response:
+    engine = request.app[ENGINE]
+    body = {"status": "ok", "model": engine.model_id, "system_fingerprint": engine.fingerprint}
+    return web.Response(body=sse.encode_json(body), content_type=JSON_TYPE)
+
+
+async def fault_catalog(request: web.Request) -> web.Response:
+    body = {"object": "list", "data": [fault.describe() for fault in all_faults()]}
+    return web.Response(body=sse.encode_json(body), content_type=JSON_TYPE)
+

@@ -1,0 +1,56 @@
+"""Typed application and request state (``web.AppKey`` / ``web.RequestKey``)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from aiohttp import web
+
+from reference_engine import Engine
+
+from ..config import MockConfig
+from ..faults import ActiveFaults, Chaos, Fault, FaultContext
+from ..validation import RequestValidator
+from ..wire.profiles import WireProfile
+from .cache import ResultCache
+from .latency import Latency
+from .ratelimit import Admission, RateLimiter
+
+
+@dataclass(frozen=True)
+class Route:
+    """What the middleware needs to know of an API route."""
+
+    operation: str  # "completions" | "models"
+    profile: WireProfile
+
+
+@dataclass
+class RequestState:
+    """Per-request state shared by the middleware and the handlers."""
+
+    route: Route
+    faults: ActiveFaults
+    ctx: FaultContext
+    admission: Admission | None = None
+    chaos_ticket: int | None = None
+    notes: dict[str, str] = field(default_factory=dict)
+
+    def add_fault(self, fault: Fault | None) -> None:
+        self.faults = self.faults.with_fault(fault)
+
+
+CONFIG = web.AppKey("config", MockConfig)
+ENGINE = web.AppKey("engine", Engine)
+VALIDATORS = web.AppKey("validators", dict)  # WireProfile -> RequestValidator
+SERVER_FAULTS = web.AppKey("server_faults", ActiveFaults)
+CHAOS = web.AppKey("chaos", Chaos)
+LATENCY = web.AppKey("latency", Latency)
+LIMITER = web.AppKey("limiter", RateLimiter)
+CACHE = web.AppKey("cache", ResultCache)
+REQUEST_STATE = web.RequestKey("mock_state", RequestState)
+
+
+def validator(app: web.Application, profile: WireProfile) -> RequestValidator:
+    validators: dict[WireProfile, RequestValidator] = app[VALIDATORS]
+    return validators[profile]

@@ -1,0 +1,121 @@
+"""Sending a stream: headers first, then each event as the engine produces it.
+
+Spec: the ``text/event-stream`` response of the completions operations. Everything that can
+fail with a 4xx has been checked before this module is reached (validation and the engine's
+eager checks), so ``prepare()`` is only called for a stream that will be sent. After it, a
+client that leaves ends the stream at once: the engine's generator is closed, so generation
+stops. Unexpected errors after ``prepare()`` end the stream with an error event and
+``[DONE]`` (bug class 13 in the research notes), never silently.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Callable, Iterator, Mapping
+
+from aiohttp import web
+
+from .. import sse
+from ..errors import server_error
+from ..faults import AbortConnection, ActiveFaults, FaultContext, Write
+from ..sse import Frame
+from .latency import Latency
+
+log = logging.getLogger("mockserver")
+YIELD_EVERY = 4
+"""Without simulated latency, give other requests the event loop every this many events."""
+
+
+def is_token_frame(frame: Frame) -> bool:
+    """A chunk that carries new text (latency applies to these, not to finish or usage)."""
+    payload = frame.payload
+    if not isinstance(payload, dict):
+        return False
+    entries = payload.get("choices")
+    if not isinstance(entries, list) or not entries:
+        return False
+    return all(
+        isinstance(c, dict) and c.get("finish_reason") is None for c in entries
+    )
+
+
+async def send_stream(
+    request: web.Request,
+    frames: Iterator[Frame],
+    *,
+    headers: Mapping[str, str],
+    faults: ActiveFaults,
+    ctx: FaultContext,
+    latency: Latency,
+    close: Callable[[], None],
+) -> web.StreamResponse:
+    """Write ``frames`` as they come; ``close`` stops the engine (always called)."""
+    response = web.StreamResponse(status=200, headers=headers)
+    # Writer faults count writes and bytes, so they get one write per event.
+    coalesce = not faults.has("writer", ctx)
+    write = faults.wrap_write(response.write, ctx)
+    try:
+        await response.prepare(request)
+        await _pump(frames, write, latency, coalesce=coalesce)
+    except ConnectionError:  # the client left (ClientConnectionResetError is one)
+        return response
+    except AbortConnection:
+        if request.transport is not None:
+            request.transport.close()
+        return response
+    except Exception:
+        log.exception("a stream failed after its headers were sent (%s)", request.path)
+        if response.prepared:
+            await _end_with_error(response)
+            return response
+        raise
+    finally:
+        if hasattr(frames, "close"):
+            frames.close()
+        close()
+    with contextlib.suppress(ConnectionError):  # the client may leave after the last event
+        await response.write_eof()
+    return response
+
+
+async def _pump(frames: Iterator[Frame], write: Write, latency: Latency, *,
+                coalesce: bool) -> None:
+    """Send each event as the engine produces it.
+
+    With simulated latency, every token event is written right after its delay. Without
+    it, events produced back to back (at most ``YIELD_EVERY``, a few hundred microseconds of
+    generation) share one socket write, and the loop is handed to other requests in between:
+    one send per token would cost more than generating the token.
+    """
+    pending: list[bytes] = []
+    first = True
+    for count, frame in enumerate(frames, start=1):
+        if latency.enabled and is_token_frame(frame):
+            if pending:
+                await write(b"".join(pending))
+                pending.clear()
+            await asyncio.sleep(latency.first_token() if first else latency.next_token())
+            first = False
+            await write(frame.data)
+        elif not coalesce:
+            await write(frame.data)
+            if count % YIELD_EVERY == 0:
+                await asyncio.sleep(0)
+        else:
+            pending.append(frame.data)
+            if len(pending) >= YIELD_EVERY:
+                await write(b"".join(pending))
+                pending.clear()
+                await asyncio.sleep(0)
+    if pending:
+        await write(b"".join(pending))
+
+
+async def _end_with_error(response: web.StreamResponse) -> None:
+    try:
+        await response.write(sse.chunk_frame(server_error().envelope()).data + sse.done_event())
+        await response.write_eof()
+    except ConnectionError:
+        pass

@@ -1,0 +1,73 @@
+"""Running one server process: bind, announce readiness, serve until SIGINT or SIGTERM."""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+import socket
+from collections.abc import Callable
+
+from aiohttp import web
+
+from .app import create_app
+from .config import MockConfig
+
+READY_FORMAT = "mockserver: serving http://{host}:{port}/v1 (FriendliAI: http://{host}:{port}/dedicated/v1)"
+SHUTDOWN_TIMEOUT = 5.0
+
+
+def ready_line(host: str, port: int) -> str:
+    """The one line the CLI prints when it accepts connections (the harness parses it)."""
+    shown = f"[{host}]" if ":" in host else host
+    return READY_FORMAT.format(host=shown, port=port)
+
+
+def reuseport_socket(host: str, port: int, *, listen: bool = True) -> socket.socket:
+    """A TCP socket bound with SO_REUSEPORT (Linux), so several processes can share the port."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+    sock.bind((host, port))
+    if listen:
+        sock.listen(4096)
+    sock.setblocking(False)
+    return sock
+
+
+async def serve(
+    config: MockConfig,
+    *,
+    sock: socket.socket | None = None,
+    on_ready: Callable[[str, int], None] | None = None,
+) -> None:
+    """Serve ``create_app(config)`` on ``sock`` (or host:port) until SIGINT / SIGTERM."""
+    runner = web.AppRunner(create_app(config), access_log=None,
+                           shutdown_timeout=SHUTDOWN_TIMEOUT, handle_signals=False)
+    await runner.setup()
+    site: web.BaseSite
+    if sock is not None:
+        site = web.SockSite(runner, sock, backlog=4096)
+    else:
+        site = web.TCPSite(runner, config.host, config.port, backlog=4096)
+    await site.start()
+    host, port = _bound_address(runner, config)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(signum, stop.set)
+    try:
+        if on_ready is not None:
+            on_ready(host, port)
+        await stop.wait()
+    finally:
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            loop.remove_signal_handler(signum)
+        await runner.cleanup()
+
+
+def _bound_address(runner: web.AppRunner, config: MockConfig) -> tuple[str, int]:
+    for address in runner.addresses:
+        if isinstance(address, tuple):
+            return str(address[0]), int(address[1])
+    return config.host, config.port

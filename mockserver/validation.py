@@ -1,0 +1,142 @@
+"""Request validation: the contract's JSON Schema, then its cross-field rules, then the model.
+
+Spec: the request bodies ``CompletionRequest`` / ``FriendliCompletionRequest`` (both reject
+unknown fields) and ``x-cross-field-rules`` in ``spec/completions.yaml``. Invalid input gets
+400 on OpenAI's route and 422 on FriendliAI's (the profiles' ``errors.invalid_request``), with
+``error.param`` naming the offending top-level field; an unknown model gets 404
+``model_not_found``. Pure (no aiohttp): ``python -m reference_engine`` validates with it too.
+
+Valid bodies take a fast path (``jsonschema_rs``, a dependency of schemathesis); only an
+invalid body pays for the pure-Python validator that explains the error, and that validator's
+verdict is the one that counts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from jsonschema.exceptions import ValidationError, best_match
+
+import spec
+from reference_engine.errors import InvalidRequestError
+from spec import JSON
+
+from .errors import ApiError
+from .wire.profiles import WireProfile, wire_profile
+
+try:  # the fast path is optional
+    import jsonschema_rs
+except ImportError:  # pragma: no cover
+    jsonschema_rs = None  # type: ignore[assignment]
+
+INVALID_STATUS: Mapping[WireProfile, int] = {"openai": 400, "friendli": 422}
+SCHEMA_NAMES: Mapping[WireProfile, str] = {
+    "openai": "CompletionRequest",
+    "friendli": "FriendliCompletionRequest",
+}
+CROSS_FIELD_PROFILE: Mapping[WireProfile, str] = {"openai": "openai", "friendli": "friendli"}
+
+
+class RequestValidator:
+    """Validates completion request bodies of one wire profile; build once, share freely."""
+
+    def __init__(self, profile: str, *, model_id: str) -> None:
+        self.profile: WireProfile = wire_profile(profile)
+        self.status = INVALID_STATUS[self.profile]
+        self.model_id = model_id
+        self._schema = spec.standalone_schema(SCHEMA_NAMES[self.profile])
+        self._properties = frozenset(self._schema.get("properties", {}))
+        self._python = spec.validator_for(self._schema)
+        self._fast = (
+            jsonschema_rs.Draft202012Validator(self._schema) if jsonschema_rs is not None else None
+        )
+
+    def error(self, message: str, *, param: str | None, code: str = "invalid_value",
+              rule: str | None = None) -> ApiError:
+        """An invalid-request error with this route's status."""
+        return ApiError(self.status, message, param=param, code=code, rule=rule)
+
+    def validate(self, body: JSON) -> dict[str, JSON]:
+        """Return ``body`` if it is a valid request for a served model; raise :class:`ApiError`."""
+        if not isinstance(body, dict):
+            raise self.error(
+                f"The request body must be a JSON object, got {_json_type(body)}.",
+                param=None,
+                code="invalid_type",
+            )
+        self._check_schema(body)
+        violations = spec.cross_field_violations(body, CROSS_FIELD_PROFILE[self.profile])
+        if violations:
+            first = violations[0]
+            raise self.error(first.message, param=first.param, rule=first.rule_id)
+        self.check_model(body["model"])
+        return body
+
+    def check_model(self, model: str) -> None:
+        """404 unless ``model`` is the engine's (FriendliAI may add ``:ADAPTER_ROUTE``)."""
+        served = model == self.model_id or (
+            self.profile == "friendli" and model.split(":", 1)[0] == self.model_id
+        )
+        if not served:
+            raise ApiError(
+                404,
+                f"The model `{model}` does not exist; this server serves `{self.model_id}` "
+                "(see GET /v1/models).",
+                param="model",
+                code="model_not_found",
+            )
+
+    def engine_error(self, error: InvalidRequestError) -> ApiError:
+        """The answer to an engine (or wire-conversion) error: this route's status, its code."""
+        return self.error(error.message, param=error.param, code=error.code)
+
+    def _check_schema(self, body: dict[str, JSON]) -> None:
+        if self._fast is not None:
+            try:
+                if self._fast.is_valid(body):
+                    return
+            except Exception:
+                pass
+        error = best_match(self._python.iter_errors(body))
+        if error is not None:
+            raise self._schema_error(error, body)
+
+    def _schema_error(self, error: ValidationError, body: dict[str, JSON]) -> ApiError:
+        path = list(error.absolute_path)
+        if error.validator == "additionalProperties" and not path:
+            unknown = sorted(name for name in body if name not in self._properties)
+            name = unknown[0] if unknown else None
+            return self.error(
+                f"Unrecognized request argument supplied: {name}. Remove it; the fields of "
+                f"this route are listed in GET /openapi.yaml ({SCHEMA_NAMES[self.profile]}).",
+                param=name,
+                code="unknown_parameter",
+            )
+        if error.validator == "required" and not path:
+            missing = [name for name in error.validator_value if name not in body]
+            name = missing[0] if missing else None
+            return self.error(f"Missing required parameter: '{name}'.", param=name,
+                              code="missing_required_parameter")
+        if not path and error.validator == "oneOf" and self.profile == "friendli":
+            return self.error("Exactly one of `prompt` and `tokens` is required.",
+                              param="prompt")
+        param = str(path[0]) if path else None
+        location = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in path)[1:]
+        code = "invalid_type" if error.validator == "type" else "invalid_value"
+        return self.error(f"{location or 'body'}: {_short(error.message)}", param=param, code=code)
+
+
+def _json_type(value: JSON) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    return "an array" if isinstance(value, list) else type(value).__name__
+
+
+def _short(message: str, limit: int = 300) -> str:
+    return message if len(message) <= limit else message[: limit - 3] + "..."
