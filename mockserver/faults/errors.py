@@ -1,0 +1,135 @@
+"""Faults in how invalid input is answered: wrongly rejected, wrongly accepted, badly reported.
+
+Spec: the 400 / 422 responses of the completions operations (``BadRequest``,
+``UnprocessableEntity``: the error envelope, ``error.param`` naming the field), the rule
+``stream-options-need-stream`` and ``CompletionRequest.prompt`` (token-id prompts are valid);
+bug classes 12, 31 and 32 of the research notes.
+"""
+
+from __future__ import annotations
+
+from spec import JSON
+
+from .. import sse
+from ..errors import SERVER_ERROR, ApiError
+from ..validation import INVALID_STATUS
+from .base import ErrorReply, Fault, FaultContext, Verdict
+from .registry import register
+
+INVALID_INPUT = frozenset({400, 422})
+
+
+def _is_token_prompt(body: JSON) -> bool:
+    if not isinstance(body, dict):
+        return False
+    prompt = body.get("prompt")
+    return body.get("tokens") is not None or (
+        isinstance(prompt, list) and bool(prompt) and not isinstance(prompt[0], str)
+    )
+
+
+@register
+class TokenPromptRejected(Fault):
+    name = "token-prompt-rejected"
+    description = "Token-id prompts (`[int]`, `[[int]]`, FriendliAI `tokens`) are rejected."
+    breaks = "Token-id prompts are accepted (200, prompt_tokens == len(ids))."
+    hook = "validation"
+
+    def judge(self, verdict: Verdict, ctx: FaultContext) -> Verdict:
+        if verdict.error is None and _is_token_prompt(verdict.body):
+            error = ApiError(
+                INVALID_STATUS[ctx.profile],
+                "prompt must be a string or an array of strings.",
+                param="tokens" if isinstance(verdict.body, dict) and "tokens" in verdict.body
+                else "prompt",
+                code="invalid_type",
+            )
+            return Verdict(verdict.body, error)
+        return verdict
+
+
+@register
+class StreamOptionsIgnoredError(Fault):
+    name = "stream-options-ignored-error"
+    description = "`stream_options` without `stream: true` is accepted (200) instead of rejected."
+    breaks = "`stream_options` is only allowed when `stream` is true (400 / 422 otherwise)."
+    hook = "validation"
+    stream = False
+
+    def judge(self, verdict: Verdict, ctx: FaultContext) -> Verdict:
+        error = verdict.error
+        if error is not None and error.rule == "stream-options-need-stream":
+            body = {k: v for k, v in verdict.body.items() if k != "stream_options"}
+            return Verdict(body, None)
+        return verdict
+
+
+@register
+class InvalidInput200(Fault):
+    name = "invalid-input-200"
+    description = "Invalid input is answered 200 with a normal completion (of a default request)."
+    breaks = "Invalid input gets a 4xx with the error envelope."
+    hook = "validation"
+    on_invalid = True
+
+    def judge(self, verdict: Verdict, ctx: FaultContext) -> Verdict:
+        if verdict.error is None or verdict.error.status not in INVALID_INPUT:
+            return verdict
+        body = verdict.body if isinstance(verdict.body, dict) else {}
+        prompt = body.get("prompt")
+        fallback: dict[str, JSON] = {
+            "model": body.get("model") if isinstance(body.get("model"), str) else "",
+            "prompt": prompt if isinstance(prompt, str) and len(prompt) < 2000 else "Hello",
+            "max_tokens": 16,
+        }
+        if body.get("stream") is True:
+            fallback["stream"] = True
+        return Verdict(fallback, None)
+
+
+@register
+class InvalidInput500(Fault):
+    name = "invalid-input-500"
+    description = "Invalid input is answered 500 (a server error) instead of 400 / 422."
+    breaks = "Invalid input gets a 4xx, never a 5xx."
+    hook = "error"
+    on_invalid = True
+
+    def alter_error(self, reply: ErrorReply, ctx: FaultContext) -> ErrorReply:
+        if reply.status not in INVALID_INPUT:
+            return reply
+        error = ApiError(500, "Internal server error", type=SERVER_ERROR, code="internal_error")
+        return ErrorReply(500, reply.content_type, sse.encode_json(error.envelope()),
+                          reply.headers, error)
+
+
+@register
+class ErrorNoEnvelope(Fault):
+    name = "error-no-envelope"
+    description = "Errors are plain text (`text/plain`), not the JSON error envelope."
+    breaks = 'Every error body is {"error": {"message", "type", "param", "code"}}.'
+    hook = "error"
+    on_invalid = True
+
+    def alter_error(self, reply: ErrorReply, ctx: FaultContext) -> ErrorReply:
+        message = reply.error.message if reply.error is not None else "error"
+        return ErrorReply(reply.status, "text/plain; charset=utf-8", message.encode("utf-8"),
+                          reply.headers, reply.error)
+
+
+@register
+class ErrorInStream(Fault):
+    name = "error-in-stream"
+    description = (
+        "Invalid input with `stream: true` is answered 200 `text/event-stream` with an error "
+        "event and `[DONE]`."
+    )
+    breaks = "Invalid input gets a 4xx with a JSON error body before any SSE bytes."
+    hook = "error"
+    on_invalid = True
+
+    def alter_error(self, reply: ErrorReply, ctx: FaultContext) -> ErrorReply:
+        if not ctx.stream or reply.status not in INVALID_INPUT or reply.error is None:
+            return reply
+        data = sse.chunk_frame(reply.error.envelope()).data + sse.done_event()
+        return ErrorReply(200, sse.CONTENT_TYPE, data, reply.headers, reply.error)

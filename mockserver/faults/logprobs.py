@@ -1,0 +1,131 @@
+"""Faults in the ``logprobs`` object: its shape, its numbers, and whether it is there at all.
+
+Spec: ``LogprobsObject`` ("The four arrays have one entry per token ... ``text_offset`` counts
+characters from the start of the prompt"; the first echoed entry is null) and ``Logprobs``
+("up to ``logprobs + 1`` entries per position. 0 still returns the logprobs object"); bug
+classes 23 and 26-29 of the research notes.
+"""
+
+from __future__ import annotations
+
+from spec import JSON
+
+from .base import Fault, FaultContext
+from .registry import register
+from .shapes import choices, logprobs_objects
+
+Payload = dict[str, JSON]
+
+
+class _LogprobsFault(Fault):
+    hook = "payload"
+
+
+@register
+class LogprobsOffsetsMisaligned(_LogprobsFault):
+    name = "logprobs-offsets-misaligned"
+    description = "Every text_offset is one character too far."
+    breaks = "text_offset[i] == len(prompt) + len(''.join(tokens[:i])) (0 first under echo)."
+
+    def alter_payload(self, payload: Payload, ctx: FaultContext) -> Payload:
+        for logprobs in logprobs_objects(payload):
+            logprobs["text_offset"] = [o + 1 for o in logprobs.get("text_offset", [])]
+        return payload
+
+
+@register
+class LogprobsTokensMismatch(_LogprobsFault):
+    name = "logprobs-tokens-mismatch"
+    description = "Tokens are shown in the tokenizer's raw form (spaces as Ġ), not as text."
+    breaks = "''.join(logprobs.tokens) == text."
+
+    def alter_payload(self, payload: Payload, ctx: FaultContext) -> Payload:
+        for logprobs in logprobs_objects(payload):
+            tokens = [t.replace(" ", "\u0120") for t in logprobs.get("tokens", [])]
+            if tokens and tokens == logprobs.get("tokens"):
+                tokens[-1] += "\u0120"
+            logprobs["tokens"] = tokens
+        return payload
+
+
+@register
+class LogprobsTooManyTop(_LogprobsFault):
+    name = "logprobs-too-many-top"
+    description = "top_logprobs entries hold logprobs + 2 alternatives."
+    breaks = "Each top_logprobs entry has at most logprobs + 1 items."
+
+    def alter_payload(self, payload: Payload, ctx: FaultContext) -> Payload:
+        want = (ctx.logprobs or 0) + 2
+        for logprobs in logprobs_objects(payload):
+            for top in logprobs.get("top_logprobs", []):
+                if not isinstance(top, dict):
+                    continue
+                floor = min(top.values(), default=0.0)
+                extra = 0
+                while len(top) < want:
+                    extra += 1
+                    top[f"<extra-{extra}>"] = floor - extra
+        return payload
+
+
+@register
+class LogprobsPositive(_LogprobsFault):
+    name = "logprobs-positive"
+    description = "Log probabilities are reported as positive numbers (|logprob| + 0.5)."
+    breaks = "Every logprob is <= 0."
+
+    def alter_payload(self, payload: Payload, ctx: FaultContext) -> Payload:
+        for logprobs in logprobs_objects(payload):
+            logprobs["token_logprobs"] = [
+                None if v is None else abs(v) + 0.5 for v in logprobs.get("token_logprobs", [])
+            ]
+            for top in logprobs.get("top_logprobs", []):
+                if isinstance(top, dict):
+                    for key, value in top.items():
+                        top[key] = abs(value) + 0.5
+        return payload
+
+
+@register
+class LogprobsMissing(_LogprobsFault):
+    name = "logprobs-missing"
+    description = "`logprobs` is null although the request asked for them."
+    breaks = "With `logprobs` set, every choice (and chunk) carries a logprobs object."
+
+    def alter_payload(self, payload: Payload, ctx: FaultContext) -> Payload:
+        for choice in choices(payload):
+            if "logprobs" in choice:
+                choice["logprobs"] = None
+        return payload
+
+
+@register
+class EchoLogprobsFirstNotNull(_LogprobsFault):
+    name = "echo-logprobs-first-not-null"
+    description = "Under echo, the first prompt token gets logprob 0.0 instead of null."
+    breaks = "With echo and logprobs, token_logprobs[0] and top_logprobs[0] are null."
+
+    def alter_payload(self, payload: Payload, ctx: FaultContext) -> Payload:
+        for logprobs in logprobs_objects(payload):
+            values, tops = logprobs.get("token_logprobs", []), logprobs.get("top_logprobs", [])
+            tokens = logprobs.get("tokens", [])
+            for i, value in enumerate(values):
+                if value is None:
+                    values[i] = 0.0
+                    if i < len(tops) and tops[i] is None and i < len(tokens):
+                        tops[i] = {tokens[i]: 0.0}
+        return payload
+
+
+@register
+class LogprobsArraysUnequal(_LogprobsFault):
+    name = "logprobs-arrays-unequal"
+    description = "text_offset is one entry shorter than the other logprobs arrays."
+    breaks = "tokens, token_logprobs, top_logprobs and text_offset have equal lengths."
+
+    def alter_payload(self, payload: Payload, ctx: FaultContext) -> Payload:
+        for logprobs in logprobs_objects(payload):
+            offsets = logprobs.get("text_offset")
+            if isinstance(offsets, list) and offsets:
+                offsets.pop()
+        return payload
