@@ -1,0 +1,138 @@
+"""``mockserver``: run the mock Completions server.
+
+Prints ``mockserver: serving http://HOST:PORT/v1 (FriendliAI: http://HOST:PORT/dedicated/v1)``
+once, flushed, when it accepts connections (with ``--port 0`` that line tells a parent
+process which port was picked), and shuts down cleanly on SIGINT or SIGTERM.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import sys
+
+from .config import (
+    API_KEYS_ENV,
+    DEFAULT_HOST,
+    DEFAULT_MAX_BODY_BYTES,
+    DEFAULT_PORT,
+    MockConfig,
+    api_keys_from_env,
+)
+from .faults import UnknownFaultError, all_faults
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="mockserver",
+        description="A deterministic mock of POST /v1/completions (OpenAI) and POST "
+        "/dedicated/v1/completions (FriendliAI), backed by the reference n-gram engine. It "
+        "follows spec/completions.yaml strictly unless faults are selected.",
+        epilog="Faults can also be chosen per request with the header `X-Mock-Fault: NAME[,NAME]`."
+        " GET /mock/faults lists them with descriptions.",
+    )
+    add = parser.add_argument
+    add("--host", default=DEFAULT_HOST,
+        help=f"address to bind (default {DEFAULT_HOST}: loopback only; use 0.0.0.0 to expose)")
+    add("--port", type=int, default=DEFAULT_PORT,
+        help=f"port to bind (default {DEFAULT_PORT}; 0 picks a free port, shown in the ready line)")
+    add("--workers", type=int, default=1,
+        help="worker processes sharing the port (gunicorn if installed, else forked "
+        "SO_REUSEPORT workers); rate limits are per worker")
+    add("--worker-backend", choices=["auto", "gunicorn", "fork"], default="auto",
+        help="how --workers > 1 runs: gunicorn, fork, or auto (gunicorn when importable)")
+    add("--api-key", action="append", default=[], metavar="KEY",
+        help=f"accept `Authorization: Bearer KEY` (repeatable; also {API_KEYS_ENV}, "
+        "comma-separated); without any key, no authentication is required")
+    add("--fault", action="append", default=[], metavar="NAME",
+        help="apply this fault to every request it applies to (repeatable or comma-separated; "
+        "see --list-faults)")
+    add("--ttft-ms", type=float, default=0.0,
+        help="simulated time to first token, in milliseconds (default 0)")
+    add("--itl-ms", type=float, default=0.0,
+        help="simulated time between tokens, in milliseconds (default 0); non-streamed answers "
+        "wait TTFT + ITL per further token")
+    add("--jitter-ms", type=float, default=0.0,
+        help="uniform +/- jitter added to every simulated delay, in milliseconds")
+    add("--latency-seed", type=int, default=0, help="seed of the latency jitter RNG (default 0)")
+    add("--rate-limit-rpm", type=int, default=None, metavar="N",
+        help="requests per minute per API key (or per client address); 429 beyond it")
+    add("--rate-limit-tpm", type=int, default=None, metavar="N",
+        help="prompt + completion tokens per minute per API key (or client); 429 beyond it")
+    add("--max-body-bytes", type=int, default=DEFAULT_MAX_BODY_BYTES, metavar="N",
+        help="largest accepted request body in bytes; larger ones get 413 "
+        f"(default {DEFAULT_MAX_BODY_BYTES})")
+    add("--cache-entries", type=int, default=4096, metavar="N",
+        help="results of deterministic requests (temperature 0 or a seed) kept to answer repeats "
+        "without the engine (default 4096; 0 disables)")
+    add("--chaos-every", type=int, default=None, metavar="K",
+        help="give every K-th completion request one fault, chosen deterministically")
+    add("--chaos-probability", type=float, default=0.0, metavar="P",
+        help="give each completion request a fault with probability P (seeded by --chaos-seed)")
+    add("--chaos-seed", type=int, default=0, help="seed of the chaos RNG (default 0)")
+    add("--chaos-faults", action="append", default=[], metavar="NAMES",
+        help="the faults chaos picks from (repeatable or comma-separated; default: all but "
+        "`stall`)")
+    add("--list-faults", action="store_true", help="print every fault name, one per line, and exit")
+    add("--log-level", default="WARNING", help="logging level (default WARNING)")
+    return parser
+
+
+def config_from_args(args: argparse.Namespace) -> MockConfig:
+    """The :class:`MockConfig` for parsed arguments (API keys also from the environment)."""
+    return MockConfig(
+        host=args.host,
+        port=args.port,
+        workers=args.workers,
+        api_keys=tuple(args.api_key) + api_keys_from_env(),
+        faults=tuple(args.fault),
+        ttft_ms=args.ttft_ms,
+        itl_ms=args.itl_ms,
+        jitter_ms=args.jitter_ms,
+        latency_seed=args.latency_seed,
+        rate_limit_rpm=args.rate_limit_rpm,
+        rate_limit_tpm=args.rate_limit_tpm,
+        max_body_bytes=args.max_body_bytes,
+        cache_entries=args.cache_entries,
+        chaos_every=args.chaos_every,
+        chaos_probability=args.chaos_probability,
+        chaos_seed=args.chaos_seed,
+        chaos_faults=tuple(args.chaos_faults),
+    )
+
+
+def announce(line: str) -> None:
+    print(line, flush=True)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = _parser()
+    args = parser.parse_args(argv)
+    if args.list_faults:
+        for fault in all_faults():
+            print(fault.name)
+        return 0
+    logging.basicConfig(level=args.log_level.upper(),
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    try:
+        config = config_from_args(args)
+    except (UnknownFaultError, ValueError) as error:
+        parser.error(str(error))
+    if config.workers > 1:
+        from .workers import run_workers
+
+        return run_workers(config, backend=args.worker_backend, announce=announce)
+    from .serve import ready_line, serve
+
+    try:
+        asyncio.run(serve(config, on_ready=lambda host, port: announce(ready_line(host, port))))
+    except OSError as error:
+        print(f"mockserver: cannot listen on {config.host}:{config.port}: {error}",
+              file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
