@@ -15,6 +15,7 @@ tokens), tokens wholly inside the stop string have none, and neither has an end-
 
 from __future__ import annotations
 
+import functools
 from collections import deque
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -35,6 +36,17 @@ from ..tokenizer import IncrementalDecoder, Tokenizer
 from .text_stops import TextStopMatcher
 from .token_stops import TokenStopMatcher
 from .utf8_filter import AllOf, Utf8Filter, continues_validly
+
+
+@functools.lru_cache(maxsize=4)
+def _display_table(tokenizer: Tokenizer) -> tuple[str, ...]:
+    """Every token's display string, by id (built once per tokenizer)."""
+    return tuple(tokenizer.token_display(i) for i in range(tokenizer.vocab_size))
+
+
+def _wants_order_hint(params: SamplingParams, vocab_size: int) -> bool:
+    """Whether ``sample`` can use an ``order`` hint: top-p over the whole distribution."""
+    return params.temperature > 0.0 and params.top_p < 1.0 and not 0 < params.top_k < vocab_size
 
 
 @dataclass(frozen=True)
@@ -82,9 +94,9 @@ class ChoiceRun:
 
     def _top(self, processed: np.ndarray, token: int) -> dict[str, float]:
         k = self.spec.logprobs or 0
-        display = self._tokenizer.token_display
-        top = {display(t): finite_logprob(v) for t, v in top_logprobs(processed, k)}
-        top.setdefault(display(token), finite_logprob(processed[token]))
+        display = _display_table(self._tokenizer)
+        top = {display[t]: finite_logprob(v) for t, v in top_logprobs(processed, k)}
+        top.setdefault(display[token], finite_logprob(processed[token]))
         return top
 
     def prompt_entries(self) -> tuple[LogprobEntry, ...]:
@@ -115,7 +127,8 @@ class ChoiceRun:
             entries = self.prompt_entries() if want_logprobs else ()
             yield TextEvent(spec.index, spec.prompt.text, None, entries)
 
-        order = self._model.order  # type: ignore[attr-defined]
+        model = self._model
+        order = model.order  # type: ignore[attr-defined]
         history = [tokenizer.eot_id, *spec.prompt.ids]
         ctx = SamplingContext(spec.params, prompt_ids=spec.prompt.ids,
                               token_bytes=self._token_bytes, eos_ids=spec.eos_ids)
@@ -129,12 +142,16 @@ class ChoiceRun:
         chars = 0
         waiting = 0
         sampled: list[int] = []
+        display = _display_table(tokenizer) if want_logprobs else ()
+        descending = None  # the model's base order, when sample can use it (top-p)
+        if _wants_order_hint(spec.params, len(self._token_bytes)):
+            descending = getattr(model, "descending_base", None)
 
         def decode(token: int, info: tuple[float, dict[str, float] | None]) -> str:
             nonlocal chars
             delta = decoder.push(token)
             if want_logprobs:
-                entry = LogprobEntry(tokenizer.token_display(token), info[0], info[1], base + chars)
+                entry = LogprobEntry(display[token], info[0], info[1], base + chars)
                 unreleased.append((chars, entry))
             chars += len(delta)
             return delta
@@ -148,7 +165,8 @@ class ChoiceRun:
         reason: FinishReason = "length"
         cut_by_stop_string = False
         while len(sampled) < spec.max_new_tokens:
-            logprobs = self._model.logprobs(history[-(order - 1):] if order > 1 else ())  # type: ignore[attr-defined]
+            context = history[-(order - 1):] if order > 1 else ()
+            logprobs = model.logprobs(context)  # type: ignore[attr-defined]
             processed = process_logits(logprobs, ctx)
             step = len(sampled)
             if step < len(spec.forced):
@@ -157,7 +175,7 @@ class ChoiceRun:
                 json_filter = ctx.token_filter()
                 utf8 = self._utf8[waiting]
                 allowed = utf8 if json_filter is None else AllOf(json_filter, utf8)
-                token = sample(processed, spec.params, rng, allowed=allowed)
+                token = sample(processed, spec.params, rng, allowed=allowed, order=descending)
             logprob = finite_logprob(processed[token])
             self.logprob_sum += logprob
             self.sampled += 1

@@ -10,7 +10,12 @@ between a laptop and CI. Here every step is an IEEE 754 operation in its own Num
 ``detexp``: ``x = k ln2 + r`` (Cody-Waite split of ln2, exact for the k that occur), then
 ``exp(r) = exp(r/16) ** 16`` with a degree-9 Taylor polynomial for ``exp(r/16)``
 (|r/16| <= 0.0217, truncation error < 1e-20); relative error within ~1e-15.
-``detsum``: a pairwise sum by halving, in a fixed order.
+``detsum``: a pairwise sum by halving, in a fixed order; ``detsum_rows`` sums several rows at
+once in the same order per row.
+
+Cost: on the few hundred values of a typical call, NumPy's per-call overhead is the cost, so
+``detexp`` works in place, takes its constants as 0-d arrays (a Python float operand is
+converted on every call) and is called once for everything a step needs (``logprobs``).
 """
 
 from __future__ import annotations
@@ -29,26 +34,58 @@ _TAYLOR = tuple(1.0 / float(math.factorial(n)) for n in range(9, -1, -1))
 _UNDERFLOW = -745.2  # exp(x) rounds to 0 below this
 
 
+def _constant(value: float) -> FloatArray:
+    # A 0-d array operand: NumPy converts a Python float on every call (~0.25 us); the
+    # arithmetic is the same float64 operation either way.
+    array = np.array(value, dtype=np.float64)
+    array.flags.writeable = False
+    return array
+
+
+_C_INV_LN2 = _constant(INV_LN2)
+_C_LN2_HI = _constant(LN2_HI)
+_C_LN2_LO = _constant(LN2_LO)
+_C_SIXTEENTH = _constant(0.0625)
+_C_TAYLOR = tuple(_constant(c) for c in _TAYLOR)
+_C_ZERO = _constant(0.0)
+
+
 def detexp(values: FloatArray) -> FloatArray:
-    """``exp`` of values <= 0 (``-inf`` allowed, giving 0), bit-reproducibly."""
+    """``exp`` of values <= 0 (``-inf`` allowed, giving 0), bit-reproducibly.
+
+    Every step is one NumPy call writing into a buffer of its own: on the few hundred values
+    of a typical call the per-call overhead, not the arithmetic, is the cost. The operations
+    and their order are those of ``detexp1``, so the bits are too.
+    """
     x = np.asarray(values, dtype=np.float64)
-    if x.size and not bool(np.all(x <= 0.0)):
+    if x.size == 0:
+        return np.zeros(x.shape)
+    flat = x.reshape(-1)
+    if not flat[flat.argmax()] <= 0.0:  # the max (argmax is the cheaper reduction); NaN fails
         raise ValueError("detexp is defined here for values <= 0 only")
-    tiny = x < _UNDERFLOW
-    safe = np.where(tiny, 0.0, x)
-    k = np.rint(np.multiply(safe, INV_LN2))
-    r = np.subtract(safe, np.multiply(k, LN2_HI))
-    r = np.subtract(r, np.multiply(k, LN2_LO))
-    r = np.multiply(r, 0.0625)  # exact: a power of two
-    poly = np.full_like(r, _TAYLOR[0])
-    for coefficient in _TAYLOR[1:]:
-        poly = np.multiply(poly, r)
-        poly = np.add(poly, coefficient)
+    tiny = np.less(x, _UNDERFLOW)
+    any_tiny = bool(np.count_nonzero(tiny))
+    safe = np.where(tiny, _C_ZERO, x) if any_tiny else x
+    k = np.multiply(safe, _C_INV_LN2)
+    np.rint(k, k)
+    r = np.multiply(k, _C_LN2_HI)
+    np.subtract(safe, r, r)
+    poly = np.multiply(k, _C_LN2_LO)
+    np.subtract(r, poly, r)
+    np.multiply(r, _C_SIXTEENTH, r)  # exact: a power of two
+    # Horner: c9 * r + c8, * r + c7, ...; c9 * r is the first product (c9 times the array
+    # of c9's times r, as the scalar code computes it, is the same correctly rounded product).
+    np.multiply(r, _C_TAYLOR[0], poly)
+    for coefficient in _C_TAYLOR[1:-1]:
+        np.add(poly, coefficient, poly)
+        np.multiply(poly, r, poly)
+    np.add(poly, _C_TAYLOR[-1], poly)
     for _ in range(4):
-        poly = np.multiply(poly, poly)
-    out = np.ldexp(poly, k.astype(np.int64))
-    out[tiny] = 0.0
-    return out
+        np.multiply(poly, poly, poly)
+    np.ldexp(poly, k.astype(np.int64), poly)
+    if any_tiny:
+        poly[tiny] = 0.0
+    return poly
 
 
 def detsum(values: FloatArray) -> float:
@@ -63,6 +100,25 @@ def detsum(values: FloatArray) -> float:
         half = x.shape[0] // 2
         x = np.add(x[:half], x[half:])
     return float(x[0]) if x.shape[0] else 0.0
+
+
+def detsum_rows(values: FloatArray) -> FloatArray:
+    """``detsum`` of each row of a 2-D array (one NumPy call per halving for all rows).
+
+    Each row is zero-padded to a power of two and halved (``x[:h] + x[h:]``) until one value
+    is left: the same pairs, so the same bits, as ``detsum`` of the row alone. The rows are
+    laid out as columns, so every halving adds two contiguous blocks.
+    """
+    rows, n = values.shape
+    size = 1
+    while size < n:
+        size *= 2
+    x = np.zeros((size, rows))
+    x[:n] = values.T
+    while size > 1:
+        size //= 2
+        x = np.add(x[:size], x[size:])
+    return x[0]
 
 
 def detexp1(value: float) -> float:

@@ -37,7 +37,7 @@ def _check_ids(name: str, ids: IdArray, vocab_size: int) -> None:
 
 
 @lru_cache(maxsize=64)
-def _compile_bad_words(
+def compile_bad_words(
     bad_word_tokens: tuple[tuple[int, ...], ...],
 ) -> tuple[IdArray, dict[int, dict[tuple[int, ...], list[int]]]]:
     """Split into always-banned single tokens and {prefix length: {prefix: [last ids]}}."""
@@ -55,7 +55,7 @@ def bad_word_bans(bad_word_tokens: Sequence[Sequence[int]], history_ids: IdArray
     A sequence of N tokens bans its last token when the history ends with its first N-1;
     a single-token sequence is always banned.
     """
-    singles, by_length = _compile_bad_words(
+    singles, by_length = compile_bad_words(
         tuple(tuple(int(t) for t in s) for s in bad_word_tokens)
     )
     banned = set(singles.tolist())

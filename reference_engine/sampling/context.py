@@ -5,20 +5,38 @@ kept, compared or replayed. Per-choice data (the params, the vocabulary, the EOS
 prompt) is validated once at construction; the per-step data is the generated ids and, for
 ``json_object``, the grammar state. Token histories are held as read-only int64 arrays,
 because every history-based processor is a numpy operation over them.
+
+The history-based processors' inputs are kept up to date incrementally instead of being
+recomputed from the whole history every step (O(history) numpy work per step): the ids seen
+in prompt + generated (``seen_ids``, for ``repetition_penalty``), the generated ids with what
+presence/frequency subtract from each (``presence_frequency_penalties``), the bans of
+``no_repeat_ngram`` (an index of the n-grams seen) and of ``bad_word_tokens``. The results are
+exactly those of the from-scratch functions in ``bans`` and ``penalties`` (tests compare them).
+
+Storage: the prompt and generated ids of a chain of contexts live in one append-only store
+(``_Tokens``), with the distinct ids in order of first occurrence and the n-gram index; a
+context is the store plus its length (and its numbers of distinct ids), and ``generated_ids``
+is a read-only view. ``advance`` appends in place when the context is the newest of its store
+and copies the store otherwise (advancing an older context again: a branch), so every context
+reads exactly its own history. The presence/frequency amounts are per context: computed from
+scratch when first asked for, then carried forward by ``advance`` (one entry changes a step).
 """
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Collection, Sequence
 
 import numpy as np
 import numpy.typing as npt
 
+from .bans import compile_bad_words, no_repeat_ngram_bans
 from .json_grammar import JsonState, is_complete
 from .json_object import JsonObjectConstraint, JsonTokenFilter, json_object_constraint
 from .params import SamplingParams
 
 IdArray = npt.NDArray[np.int64]
+FloatArray = npt.NDArray[np.float64]
 
 
 def _frozen_ids(name: str, ids: Sequence[int] | IdArray, vocab_size: int) -> IdArray:
@@ -32,6 +50,127 @@ def _frozen_ids(name: str, ids: Sequence[int] | IdArray, vocab_size: int) -> IdA
     return array
 
 
+class _Buffer:
+    """An append-only int64 array; views of its first values never change."""
+
+    __slots__ = ("array", "size")
+
+    def __init__(self, values: list[int]) -> None:
+        self.array = np.zeros(max(64, 2 * len(values)), dtype=np.int64)
+        self.array[: len(values)] = values
+        self.size = len(values)
+
+    def append(self, value: int) -> None:
+        if self.size == self.array.shape[0]:
+            grown = np.zeros(2 * self.size, dtype=np.int64)
+            grown[: self.size] = self.array
+            self.array = grown  # views of the old array stay valid and unchanged
+        self.array[self.size] = value
+        self.size += 1
+
+    def view(self, start: int, stop: int) -> IdArray:
+        view = self.array[start:stop]
+        view.flags.writeable = False
+        return view
+
+
+class _Tokens:
+    """The prompt + generated ids of a chain of contexts, append-only, with what the
+    history-based processors need: the distinct ids in order of first occurrence (all, and
+    generated only) with each one's position there, and the ``no_repeat_ngram`` index.
+
+    A context is a prefix of it (its length, and its numbers of distinct ids); every structure
+    here is append-only, so each context reads exactly its own prefix.
+    """
+
+    __slots__ = (
+        "distinct",
+        "distinct_position",
+        "generated",
+        "generated_position",
+        "ids",
+        "lock",
+        "ngram_index",
+        "ngram_n",
+        "ngram_upto",
+        "prompt_length",
+        "tokens",
+    )
+
+    def __init__(self, ids: list[int], prompt_length: int) -> None:
+        self.ids = ids
+        self.prompt_length = prompt_length
+        self.tokens = _Buffer(ids)
+        self.distinct_position = {token: i for i, token in enumerate(dict.fromkeys(ids))}
+        self.distinct = _Buffer(list(self.distinct_position))
+        generated = dict.fromkeys(ids[prompt_length:])
+        self.generated_position = {token: i for i, token in enumerate(generated)}
+        self.generated = _Buffer(list(self.generated_position))
+        self.lock = threading.Lock()
+        self.ngram_index: dict[tuple[int, ...], set[int]] = {}
+        self.ngram_n = 0
+        self.ngram_upto = 0  # the n-grams ending before this position are indexed
+
+    def append(self, length: int, token: int) -> _Tokens:
+        """The store holding the first ``length`` ids and then ``token``: this one, extended
+        in place, when ``length`` is its end; otherwise a copy (a branch)."""
+        with self.lock:
+            if len(self.ids) == length:
+                self.ids.append(token)
+                self.tokens.append(token)
+                if token not in self.distinct_position:
+                    self.distinct_position[token] = self.distinct.size
+                    self.distinct.append(token)
+                if token not in self.generated_position:
+                    self.generated_position[token] = self.generated.size
+                    self.generated.append(token)
+                return self
+        return _Tokens(self.ids[:length], self.prompt_length).append(length, token)
+
+    def ngram_bans(self, n: int, length: int) -> list[int] | None:
+        """``no_repeat_ngram_bans(n, ids[:length])`` from the index, as a sorted list; None
+        when the index is ahead of ``length`` (an older context: compute it from scratch)."""
+        with self.lock:
+            if self.ngram_n != n:
+                self.ngram_index, self.ngram_n, self.ngram_upto = {}, n, 0
+            if self.ngram_upto > length:
+                return None
+            ids, index = self.ids, self.ngram_index
+            for end in range(max(self.ngram_upto, n - 1), length):  # n-gram ids[end-n+1 : end+1]
+                key = tuple(ids[end - n + 1 : end])
+                followers = index.get(key)
+                if followers is None:
+                    index[key] = {ids[end]}
+                else:
+                    followers.add(ids[end])
+            self.ngram_upto = length
+            if length < n:
+                return []
+            followers = index.get(tuple(ids[length - n + 1 : length]))
+            return sorted(followers) if followers else []
+
+
+class _Prepared:
+    """Per-choice data the processors derive from the params (shared along the chain)."""
+
+    __slots__ = ("bad_singles", "bad_words", "bias_ids", "bias_values", "eos_array")
+
+    def __init__(self, params: SamplingParams, eos_ids: frozenset[int]) -> None:
+        bias = params.logit_bias
+        self.bias_ids = np.fromiter(bias.keys(), dtype=np.int64, count=len(bias))
+        self.bias_values = np.fromiter(bias.values(), dtype=np.float64, count=len(bias))
+        self.eos_array = np.fromiter(sorted(eos_ids), dtype=np.int64, count=len(eos_ids))
+        singles, self.bad_words = compile_bad_words(params.bad_word_tokens)
+        self.bad_singles = frozenset(singles.tolist())
+
+
+def _grown(array: np.ndarray) -> np.ndarray:
+    """A copy of ``array`` with one more (unset) entry at the end."""
+    out = np.empty(array.shape[0] + 1, dtype=array.dtype)
+    out[:-1] = array
+    return out
+
+
 class SamplingContext:
     """Per-step inputs of ``process_logits`` and the token filter of ``sample``.
 
@@ -41,8 +180,13 @@ class SamplingContext:
     """
 
     __slots__ = (
+        "_distinct",
+        "_generated",
+        "_length",
+        "_prepared",
+        "_presence",
+        "_tokens",
         "eos_ids",
-        "generated_ids",
         "json_constraint",
         "json_state",
         "params",
@@ -73,7 +217,14 @@ class SamplingContext:
         if bad_bias:
             raise ValueError(f"logit_bias token id {min(bad_bias)} is outside the vocabulary")
         self.prompt_ids = _frozen_ids("prompt_ids", prompt_ids, vocab)
-        self.generated_ids = _frozen_ids("generated_ids", generated_ids, vocab)
+        generated = _frozen_ids("generated_ids", generated_ids, vocab).tolist()
+        tokens = _Tokens(self.prompt_ids.tolist() + generated, self.prompt_ids.shape[0])
+        self._tokens = tokens
+        self._length = len(tokens.ids)
+        self._distinct = tokens.distinct.size
+        self._generated = tokens.generated.size
+        self._presence: tuple[npt.NDArray[np.int64], FloatArray] | None = None
+        self._prepared = _Prepared(params, self.eos_ids)
         self.json_constraint: JsonObjectConstraint | None = None
         self.json_state: JsonState | None = None
         if params.json_object:
@@ -84,7 +235,7 @@ class SamplingContext:
                     f"token_bytes {vocab}"
                 )
             state = constraint.initial_state()
-            for token in self.generated_ids.tolist():
+            for token in generated:
                 if token not in self.eos_ids:
                     state = constraint.advance(state, token_bytes[token])
             self.json_constraint, self.json_state = constraint, state
@@ -94,21 +245,30 @@ class SamplingContext:
         return len(self.token_bytes)
 
     @property
+    def generated_ids(self) -> IdArray:
+        """The generated ids (read-only)."""
+        return self._tokens.tokens.view(self.prompt_ids.shape[0], self._length)
+
+    @property
     def num_generated(self) -> int:
-        return int(self.generated_ids.shape[0])
+        return self._length - self.prompt_ids.shape[0]
+
+    @property
+    def history_ids(self) -> IdArray:
+        """Prompt + generated ids (read-only)."""
+        return self._tokens.tokens.view(0, self._length)
 
     def advance(self, token_id: int) -> SamplingContext:
         """The context after ``token_id`` was generated (this one is unchanged)."""
         if not 0 <= token_id < len(self.token_bytes):
             raise ValueError(f"token_id {token_id!r} is outside the vocabulary")
+        token_id = int(token_id)
         new = object.__new__(SamplingContext)
         new.params = self.params
         new.token_bytes = self.token_bytes
         new.eos_ids = self.eos_ids
         new.prompt_ids = self.prompt_ids
-        generated = np.append(self.generated_ids, np.int64(token_id))
-        generated.flags.writeable = False
-        new.generated_ids = generated
+        new._prepared = self._prepared
         new.json_constraint = self.json_constraint
         new.json_state = self.json_state
         if self.json_constraint is not None and self.json_state is not None:
@@ -116,7 +276,84 @@ class SamplingContext:
                 new.json_state = self.json_constraint.advance(
                     self.json_state, self.token_bytes[token_id]
                 )
+        tokens = self._tokens.append(self._length, token_id)
+        new._tokens = tokens
+        new._length = self._length + 1
+        new._distinct = self._distinct + (tokens.distinct_position[token_id] >= self._distinct)
+        position = tokens.generated_position[token_id]
+        new._generated = self._generated + (position >= self._generated)
+        new._presence = None
+        if self._presence is not None:
+            new._presence = self._count(self._presence, position)
         return new
+
+    def _count(
+        self, presence: tuple[npt.NDArray[np.int64], FloatArray], position: int
+    ) -> tuple[npt.NDArray[np.int64], FloatArray]:
+        """``presence`` with one more occurrence of the generated id at ``position``."""
+        counts, amounts = presence
+        if position < counts.shape[0]:
+            counts, amounts = counts.copy(), amounts.copy()
+            counts[position] += 1
+        else:  # a new generated id: one more entry
+            counts, amounts = _grown(counts), _grown(amounts)
+            counts[position] = 1
+        # The same IEEE operations as counts * frequency_penalty + presence_penalty in numpy.
+        params = self.params
+        amounts[position] = float(counts[position]) * params.frequency_penalty
+        amounts[position] += params.presence_penalty
+        counts.flags.writeable = False
+        amounts.flags.writeable = False
+        return counts, amounts
+
+    # -- inputs of the history-based processors (see the module docstring) -----------------
+
+    def logit_bias_arrays(self) -> tuple[IdArray, FloatArray]:
+        """``params.logit_bias`` as arrays of ids (ascending) and biases."""
+        return self._prepared.bias_ids, self._prepared.bias_values
+
+    @property
+    def eos_array(self) -> IdArray:
+        """``eos_ids`` as an ascending array."""
+        return self._prepared.eos_array
+
+    def seen_ids(self) -> IdArray:
+        """The ids occurring in prompt + generated, without duplicates, in order of first
+        occurrence (read-only)."""
+        return self._tokens.distinct.view(0, self._distinct)
+
+    def presence_frequency_penalties(self) -> tuple[IdArray, FloatArray]:
+        """The distinct generated ids (in order of first occurrence) and what the OpenAI
+        penalties subtract from each: ``count * frequency_penalty + presence_penalty``."""
+        if self._presence is None:
+            tokens = self._tokens
+            counts = np.zeros(self._generated, dtype=np.int64)
+            position = tokens.generated_position
+            for token in tokens.ids[tokens.prompt_length : self._length]:
+                counts[position[token]] += 1
+            params = self.params
+            amounts = counts * params.frequency_penalty + params.presence_penalty
+            counts.flags.writeable = False
+            amounts.flags.writeable = False
+            self._presence = (counts, amounts)
+        return self._tokens.generated.view(0, self._generated), self._presence[1]
+
+    def no_repeat_ngram_bans(self, n: int) -> list[int] | IdArray:
+        """``bans.no_repeat_ngram_bans(n, history_ids)`` (ascending ids)."""
+        bans = self._tokens.ngram_bans(n, self._length)
+        if bans is None:
+            return no_repeat_ngram_bans(n, self.history_ids)
+        return bans
+
+    def bad_word_bans(self) -> list[int]:
+        """``bans.bad_word_bans(params.bad_word_tokens, history_ids)`` (ascending ids)."""
+        prepared = self._prepared
+        banned = set(prepared.bad_singles)
+        ids, length = self._tokens.ids, self._length
+        for size, prefixes in prepared.bad_words.items():
+            if size <= length:
+                banned.update(prefixes.get(tuple(ids[length - size : length]), ()))
+        return sorted(banned)
 
     def token_filter(self) -> JsonTokenFilter | None:
         """The lazy filter to pass to ``sample(allowed=...)``; None when unconstrained."""

@@ -12,8 +12,8 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
-from ..model.detexp import detexp, detexp1, detsum, detsum_small
-from ..model.detlog import detlog, detlog1
+from ..model.detexp import detexp, detexp1, detsum, detsum_rows, detsum_small
+from ..model.detlog import detlog1
 from .errors import NoAllowedTokenError
 
 FloatArray = npt.NDArray[np.float64]
@@ -31,19 +31,19 @@ def log_softmax(logits: FloatArray, *, base: FloatArray | None = None) -> FloatA
     then only the changed entries are exponentiated, since the unchanged ones still hold
     their base mass, ``1 - sum(exp(base[changed]))``.
     """
-    top = logits.max()
+    top = logits[logits.argmax()]  # the max (argmax is the cheaper reduction)
     if not top > -np.inf:
         raise NoAllowedTokenError("every token was banned by the logit processors")
     if base is not None:
-        changed = np.flatnonzero(logits != base)
+        changed = (logits != base).nonzero()[0]
         if changed.shape[0] <= _SPARSE_LIMIT:
             return _sparse_log_softmax(logits, base, changed)
     shifted = np.subtract(logits, top)
-    normaliser = detlog(np.array([detsum(detexp(shifted))]))[0]
-    return np.subtract(shifted, normaliser)
+    normaliser = detlog1(detsum(detexp(shifted)))  # detlog1 gives detlog's bits
+    return np.subtract(shifted, normaliser, shifted)
 
 
-_SPARSE_LIMIT = 1024  # past this, exponentiating everything is as cheap
+_SPARSE_LIMIT = 1024  # past this, exponentiate everything (changing it changes output bits)
 _SCALAR_LIMIT = 12
 
 
@@ -54,10 +54,17 @@ def _sparse_log_softmax(logits: FloatArray, base: FloatArray, changed: IdArray) 
         rest = max(0.0, 1.0 - detsum_small([detexp1(v) for v in base[changed].tolist()]))
         mass = rest * detexp1(-shift) + detsum_small([detexp1(v - shift) for v in values])
         return np.subtract(logits, shift + detlog1(mass))
-    array = logits[changed]
-    shift = max(0.0, float(array.max()))
-    rest = max(0.0, 1.0 - detsum(detexp(base[changed])))
-    mass = rest * detexp1(-shift) + detsum(detexp(np.subtract(array, shift)))
+    # Both exponentials in one detexp call and both sums in one detsum_rows call (NumPy's
+    # per-call overhead dominates a few hundred values): the same operations per value, and
+    # the same pairwise order per sum, as two separate detexp + detsum calls.
+    values = logits[changed]
+    shift = max(0.0, float(values[values.argmax()]))
+    pairs = np.empty((changed.shape[0], 2))
+    pairs[:, 0] = base[changed]
+    np.subtract(values, shift, out=pairs[:, 1])
+    sums = detsum_rows(detexp(pairs).T)
+    rest = max(0.0, 1.0 - float(sums[0]))
+    mass = rest * detexp1(-shift) + float(sums[1])
     return np.subtract(logits, shift + detlog1(mass))
 
 
@@ -77,22 +84,23 @@ def top_logprobs(processed_logprobs: FloatArray, k: int) -> list[tuple[int, floa
     if k == 0:
         return []
     if k <= _ITERATIVE_TOP_K:  # k argmax passes beat a partition of the whole array
-        values = np.array(processed_logprobs, dtype=np.float64, copy=True)
+        values = processed_logprobs.astype(np.float64)  # a copy
         result: list[tuple[int, float]] = []
-        while len(result) < k:
-            best = int(np.argmax(values))  # first maximum: the lowest id among ties
-            if values[best] == -np.inf:  # only -inf left: the lowest such ids, in order
-                rest = np.flatnonzero(processed_logprobs == -np.inf)[: k - len(result)]
+        for _ in range(k):
+            best = int(values.argmax())  # first maximum: the lowest id among ties
+            value = float(values[best])
+            if value == -np.inf:  # only -inf left: the lowest such ids, in order
+                rest = (processed_logprobs == -np.inf).nonzero()[0][: k - len(result)]
                 result.extend((int(i), -np.inf) for i in rest)
                 break
-            result.append((best, float(values[best])))
+            result.append((best, value))
             values[best] = -np.inf
         return result
     if k == n:
         candidates = np.arange(n)
     else:
         kth = np.partition(processed_logprobs, n - k)[n - k]
-        candidates = np.flatnonzero(processed_logprobs >= kth)
+        candidates = (processed_logprobs >= kth).nonzero()[0]
     values = processed_logprobs[candidates]
     order = np.lexsort((candidates, -values))[:k]
     return [(int(candidates[i]), float(values[i])) for i in order]

@@ -51,10 +51,19 @@ def apply_repetition_penalty(
     seen = np.zeros(vocab, dtype=bool)
     seen[_ids("prompt_ids", prompt_ids, vocab)] = True
     seen[_ids("generated_ids", generated_ids, vocab)] = True
-    ids = np.flatnonzero(seen)
-    values = out[ids]
-    out[ids] = np.where(values < 0.0, values * penalty, values / penalty)
+    penalise_repeated(out, np.flatnonzero(seen), penalty)
     return out
+
+
+def penalise_repeated(logits: npt.NDArray[np.float64], ids: IdArray, penalty: float) -> None:
+    """Apply ``repetition_penalty`` in place to ``logits[ids]`` (``ids`` unique)."""
+    if not ids.shape[0]:
+        return
+    values = logits[ids]
+    if values[values.argmax()] <= 0.0:  # the usual case: x * penalty everywhere (0 * p == 0 / p)
+        logits[ids] = np.multiply(values, penalty, out=values)
+    else:
+        logits[ids] = np.where(values < 0.0, values * penalty, values / penalty)
 
 
 def apply_presence_frequency_penalty(

@@ -15,6 +15,10 @@ when its parameter is off:
 7. ``response_format`` (json_object, cheap part): last, so the grammar's bans hold whatever
    came before; the per-token grammar check is lazy, in ``sample`` (see ``json_object``).
 
+The processors share one copy of the logits, modified in place, and take their history-based
+inputs from the context, which keeps them up to date incrementally (``context``); each gives
+exactly what its ``apply_*`` function gives.
+
 Then the result is re-normalised with log-softmax, bit-reproducibly (the values are reported;
 see ``logprobs.log_softmax``). **That array is what the API reports**:
 logprobs report the log-softmax of the logits after every logit-modifying processor and
@@ -37,14 +41,14 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
-from .bans import apply_bad_words, apply_min_tokens, apply_no_repeat_ngram
-from .bias import apply_logit_bias
 from .context import SamplingContext
 from .json_object import apply_json_object
 from .logprobs import log_softmax
-from .penalties import apply_presence_frequency_penalty, apply_repetition_penalty
+from .penalties import penalise_repeated
 
 FloatArray = npt.NDArray[np.float64]
+_NEG_INF = -np.inf
+_FEW = 8  # up to this many biases, Python indexing beats a fancy-index round trip
 
 
 def process_logits(logprobs: FloatArray, ctx: SamplingContext) -> FloatArray:
@@ -52,40 +56,39 @@ def process_logits(logprobs: FloatArray, ctx: SamplingContext) -> FloatArray:
     params = ctx.params
     if logprobs.shape != (ctx.vocab_size,):
         raise ValueError(f"logprobs must have shape ({ctx.vocab_size},), got {logprobs.shape}")
-    if not params.has_logit_processors and ctx.num_generated >= params.min_tokens:
+    num_generated = ctx.num_generated
+    if not params.has_logit_processors and num_generated >= params.min_tokens:
         return logprobs
-    x = logprobs
+    x = logprobs.astype(np.float64)  # a copy; the processors below modify it in place
     if params.logit_bias:
-        x = apply_logit_bias(x, params.logit_bias)
+        if len(params.logit_bias) <= _FEW:
+            for token, bias in params.logit_bias.items():
+                x[token] += bias
+        else:
+            ids, values = ctx.logit_bias_arrays()
+            x[ids] += values  # ids are unique (mapping keys), so fancy-index += is exact
     if params.bad_word_tokens:
-        x = apply_bad_words(
-            x,
-            bad_word_tokens=params.bad_word_tokens,
-            prompt_ids=ctx.prompt_ids,
-            generated_ids=ctx.generated_ids,
-        )
+        banned = ctx.bad_word_bans()
+        if banned:
+            if banned[0] < 0 or banned[-1] >= x.shape[0]:
+                bad = next(t for t in banned if not 0 <= t < x.shape[0])
+                raise ValueError(
+                    f"bad_word_tokens holds token id {bad} outside the vocabulary "
+                    f"(0..{x.shape[0] - 1})"
+                )
+            x[banned] = _NEG_INF
     if params.no_repeat_ngram > 1:
-        x = apply_no_repeat_ngram(
-            x, n=params.no_repeat_ngram, prompt_ids=ctx.prompt_ids, generated_ids=ctx.generated_ids
-        )
+        banned_ids = ctx.no_repeat_ngram_bans(params.no_repeat_ngram)
+        if len(banned_ids):
+            x[banned_ids] = _NEG_INF
     if params.repetition_penalty != 1.0:
-        x = apply_repetition_penalty(
-            x,
-            penalty=params.repetition_penalty,
-            prompt_ids=ctx.prompt_ids,
-            generated_ids=ctx.generated_ids,
-        )
+        penalise_repeated(x, ctx.seen_ids(), params.repetition_penalty)
     if params.presence_penalty != 0.0 or params.frequency_penalty != 0.0:
-        x = apply_presence_frequency_penalty(
-            x,
-            presence_penalty=params.presence_penalty,
-            frequency_penalty=params.frequency_penalty,
-            generated_ids=ctx.generated_ids,
-        )
-    if ctx.num_generated < params.min_tokens:
-        x = apply_min_tokens(
-            x, min_tokens=params.min_tokens, num_generated=ctx.num_generated, eos_ids=ctx.eos_ids
-        )
+        ids, amounts = ctx.presence_frequency_penalties()
+        if ids.shape[0]:
+            x[ids] -= amounts
+    if num_generated < params.min_tokens and ctx.eos_ids:
+        x[ctx.eos_array] = _NEG_INF
     if ctx.json_constraint is not None and ctx.json_state is not None:
         x = apply_json_object(
             x, constraint=ctx.json_constraint, state=ctx.json_state, eos_ids=ctx.eos_ids

@@ -86,6 +86,25 @@ def test_longer_context_sharpens_prediction() -> None:
     assert MODEL.logprobs(context)[follower] > MODEL.logprobs([])[follower]
 
 
+@pytest.mark.parametrize("context", CONTEXTS)
+def test_logprobs_follow_the_base_order_outside_the_followers(context: list[int]) -> None:
+    order = MODEL.descending_base
+    assert sorted(order.tolist()) == list(range(MODEL.vocab_size)) and not order.flags.writeable
+    log_base = MODEL.tables.log_base[order]
+    assert np.all(log_base[1:] <= log_base[:-1])
+    ties = log_base[1:] == log_base[:-1]
+    assert np.all(order[1:][ties] > order[:-1][ties])  # ties: lowest id first
+    # The documented structure the sampler's order hint relies on.
+    regular = np.ones(MODEL.vocab_size, dtype=bool)
+    history = MODEL.history(context)
+    if history:
+        level = MODEL.tables.levels[0]
+        row = int(np.searchsorted(level.keys, history[-1]))
+        regular[level.followers[level.offsets[row] : level.offsets[row + 1]]] = False
+    values = MODEL.logprobs(context)[order[regular[order]]]
+    assert np.all(values[1:] <= values[:-1])
+
+
 def test_invalid_context_ids_raise() -> None:
     for bad in ([MODEL.vocab_size], [-1], [1, 2, 99999]):
         with pytest.raises(ValueError):
