@@ -25,6 +25,7 @@ from .generation.choice import ChoiceRun, ChoiceSpec, Prompt
 from .generation.utf8_filter import Utf8Filter, utf8_filters
 from .request import GenerationRequest
 from .results import Choice, Completion, Event, FinishEvent, TextEvent, Usage, UsageEvent
+from .sampling import json_object_constraint
 
 MODEL_ID = "reference-ngram"
 CONTEXT_LENGTH = 2048
@@ -99,6 +100,20 @@ class Engine:
             return [request.seed + k for k in range(count)]
         return [_system_random.getrandbits(63) for _ in range(count)]
 
+    def _check_forced_json(self, forced: tuple[int, ...]) -> None:
+        """Forced tokens must themselves be a valid start of the one JSON object asked for."""
+        constraint = json_object_constraint(self._token_bytes)
+        state = constraint.initial_state()
+        for position, token in enumerate(forced):
+            data = self._token_bytes[token]
+            if not constraint.is_allowed(state, data):
+                raise InvalidRequestError(
+                    f"forced_output_tokens[{position}] ({data!r}) cannot continue a JSON object, "
+                    "which response_format asks for",
+                    param="forced_output_tokens",
+                )
+            state = constraint.advance(state, data)
+
     def _max_new(self, request: GenerationRequest, prompt: Prompt, index: int) -> int:
         length = len(prompt.ids)
         param = request.prompt_field
@@ -136,6 +151,8 @@ class Engine:
             self._check_ids(sequence, "stop_tokens")
         self._check_ids(request.eos_token_ids, "eos_token")
         self._check_ids(request.forced_output_tokens, "forced_output_tokens")
+        if params.json_object and request.forced_output_tokens:
+            self._check_forced_json(request.forced_output_tokens)
         tokenizer = self.tokenizer
         bad_words = tuple(tuple(tokenizer.encode(word)) for word in request.bad_words if word)
         if bad_words:

@@ -19,6 +19,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+GREEDY_BELOW = 1e-5
 RESPONSE_FORMAT_TYPES = ("text", "json_object", "json_schema", "regex")
 JSON_RESPONSE_FORMATS = frozenset({"json_object", "json_schema"})
 
@@ -186,8 +187,10 @@ class SamplingParams:
 
     @property
     def greedy(self) -> bool:
-        """Temperature 0: pick the argmax (ties: lowest id); no random draw is made."""
-        return self.temperature == 0.0
+        """Temperature below ``GREEDY_BELOW`` (0 included): pick the argmax (ties: lowest id);
+        no random draw is made. Dividing logits by a temperature that small would overflow,
+        and its distribution is the argmax anyway (vLLM draws the same line)."""
+        return self.temperature < GREEDY_BELOW
 
     @property
     def xtc_active(self) -> bool:

@@ -55,15 +55,27 @@ def apply_repetition_penalty(
     return out
 
 
+PENALISED_LIMIT = 1e9
+
+
 def penalise_repeated(logits: npt.NDArray[np.float64], ids: IdArray, penalty: float) -> None:
     """Apply ``repetition_penalty`` in place to ``logits[ids]`` (``ids`` unique)."""
     if not ids.shape[0]:
         return
     values = logits[ids]
-    if values[values.argmax()] <= 0.0:  # the usual case: x * penalty everywhere (0 * p == 0 / p)
-        logits[ids] = np.multiply(values, penalty, out=values)
-    else:
-        logits[ids] = np.where(values < 0.0, values * penalty, values / penalty)
+    finite = np.isfinite(values)
+    # An extreme penalty (the contract sets no upper bound) can overflow to -inf / +inf; the
+    # result saturates at +-PENALISED_LIMIT instead, which keeps the order and, like -inf,
+    # leaves the token no probability (exp underflows) without an overflow warning or NaN.
+    # Banned tokens (-inf) stay banned.
+    with np.errstate(over="ignore"):
+        if values[values.argmax()] <= 0.0:  # the usual case: x * p everywhere (0 * p == 0 / p)
+            np.multiply(values, penalty, out=values)
+        else:
+            values = np.where(values < 0.0, values * penalty, values / penalty)
+    if not finite.all() or not np.isfinite(values).all():  # rare: keep bans, saturate overflows
+        values = np.where(finite, np.clip(values, -PENALISED_LIMIT, PENALISED_LIMIT), values)
+    logits[ids] = values
 
 
 def apply_presence_frequency_penalty(

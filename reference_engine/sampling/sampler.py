@@ -2,7 +2,8 @@
 
 Order (documented contract):
 
-1. temperature: 0 is greedy (argmax of the processed logprobs, ties by the lowest id; no
+1. temperature: 0 (or below 1e-5: ``SamplingParams.greedy``) is greedy
+   (argmax of the processed logprobs, ties by the lowest id; no
    truncation, no XTC and no random draw, since none of them can change a deterministic
    pick except XTC, which exists to add variety); otherwise the logprobs are divided by it;
 2. top_k, 3. top_p, 4. min_p, 5. XTC (see ``truncation``), each on the survivors of the
@@ -102,7 +103,7 @@ def sample(
     The weights are then sorted by a run-merging sort, fast on nearly sorted input; it is a
     full sort either way, so the hint changes the cost, never the result.
     """
-    if params.temperature == 0.0:
+    if params.greedy:
         return greedy(processed_logprobs, allowed=allowed)
     _check(processed_logprobs)
     temperature = params.temperature

@@ -126,27 +126,17 @@ def servable(body: Any, path: str) -> Any:
         body["max_total_tokens"] = _prompt_tokens(body) + MAX_TOKENS
     elif friendli:
         body["max_tokens"] = min(body.get("max_tokens") or MAX_TOKENS, MAX_TOKENS)
-    _avoid_known_engine_bugs(body)
+    _meet_engine_constraints(body)
     return _meet_cross_field_rules(body, "friendli" if friendli else "openai")
 
 
-def _avoid_known_engine_bugs(body: dict[str, Any]) -> None:
-    """Steer clear of engine bugs reported to the engine's owner (delete each once fixed).
+def _meet_engine_constraints(body: dict[str, Any]) -> None:
+    """Repair what the engine rightly rejects but a schema cannot state.
 
-    Each one is valid input that makes the engine raise, so the mock answers 500 (or, under
-    this suite's ``filterwarnings = error``, a numpy overflow warning becomes the exception).
+    Forced output tokens must be a valid start of the JSON object ``response_format`` asks
+    for (the engine answers 422 otherwise, a correct rejection of a valid-looking body).
     """
-    penalty = body.get("repetition_penalty")
-    if isinstance(penalty, (int, float)) and not 1e-3 <= penalty <= 1e3:
-        # A numpy overflow warning in sampling.penalties.apply_repetition_penalty.
-        body["repetition_penalty"] = min(max(penalty, 1e-3), 1e3)
-    temperature = body.get("temperature")
-    if isinstance(temperature, (int, float)) and 0 < temperature < 1e-3:
-        # A numpy overflow warning in sampling.sampler.sample (top / temperature); it used to
-        # end in an IndexError on an empty cumulative distribution.
-        body["temperature"] = 0
     if body.get("forced_output_tokens") and isinstance(body.get("response_format"), dict):
-        # Forced tokens outside the JSON grammar: ValueError from JsonObjectConstraint.advance.
         body.pop("response_format")
 
 

@@ -13,6 +13,7 @@ from reference_engine import (
     Engine,
     FinishEvent,
     GenerationRequest,
+    InvalidRequestError,
     SamplingParams,
     TextEvent,
     TokenIdOutOfRangeError,
@@ -265,3 +266,27 @@ def test_two_fresh_processes_give_identical_bytes() -> None:
         for seed in (1, 2)
     }
     assert len(outputs) == 1
+
+
+@pytest.mark.parametrize("penalty", [1e-300, 1e-9, 1e9, 1e300])
+def test_extreme_repetition_penalties_saturate_without_warnings(penalty: float) -> None:
+    params = SamplingParams(repetition_penalty=penalty, logit_bias={5: 100})
+    choice = complete(prompts=("The The The",), seed=1, max_tokens=6, sampling=params).choices[0]
+    assert choice.completion_tokens == 6
+
+
+@pytest.mark.parametrize("temperature", [5e-324, 1e-7])
+def test_temperatures_below_the_greedy_threshold_are_greedy(temperature: float) -> None:
+    text = complete(seed=1, max_tokens=8, sampling=SamplingParams(temperature=temperature))
+    assert text.choices[0].text == complete(seed=2, max_tokens=8, sampling=GREEDY).choices[0].text
+
+
+def test_forced_tokens_outside_the_json_grammar_are_an_invalid_request() -> None:
+    params = SamplingParams(response_format="json_object")
+    forced = tuple(ENGINE.tokenizer.encode("hello"))
+    with pytest.raises(InvalidRequestError) as error:
+        complete(seed=1, forced_output_tokens=forced, max_tokens=5, sampling=params)
+    assert error.value.param == "forced_output_tokens"
+    opening = tuple(ENGINE.tokenizer.encode('{"a"'))
+    choice = complete(seed=1, forced_output_tokens=opening, max_tokens=8, sampling=params)
+    assert choice.choices[0].text.startswith('{"a"')
