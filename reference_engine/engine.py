@@ -24,7 +24,16 @@ from .errors import ContextLengthError, InvalidRequestError, TokenIdOutOfRangeEr
 from .generation.choice import ChoiceRun, ChoiceSpec, Prompt
 from .generation.utf8_filter import Utf8Filter, utf8_filters
 from .request import GenerationRequest
-from .results import Choice, Completion, Event, FinishEvent, TextEvent, Usage, UsageEvent
+from .results import (
+    Choice,
+    Completion,
+    Event,
+    FinishEvent,
+    LogprobEntry,
+    TextEvent,
+    Usage,
+    UsageEvent,
+)
 from .sampling import json_object_constraint
 
 MODEL_ID = "reference-ngram"
@@ -248,7 +257,7 @@ class Engine:
 def _fold(events: Iterator[TextEvent | FinishEvent], *, with_logprobs: bool) -> Choice:
     """One choice's events joined into the non-streamed choice."""
     texts: list[str] = []
-    entries = []
+    entries: list[LogprobEntry] = []
     for event in events:
         texts.append(event.text)
         entries.extend(event.logprobs)

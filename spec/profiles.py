@@ -93,7 +93,9 @@ def _request_patch(profile: Profile) -> dict[str, JSON]:
     properties = base.get("properties", {})
     missing = [name for name in profile.request_fields if name not in properties]
     if missing:
-        raise ValueError(f"profile {profile.name!r} names request fields the schema lacks: {missing}")
+        raise ValueError(
+            f"profile {profile.name!r} names request fields the schema lacks: {missing}"
+        )
     # Always closed: the schema describes what to send, and we never send unknown fields on
     # purpose. `unknown_fields` says how a server may answer one (reject, or ignore).
     return {
@@ -143,7 +145,7 @@ def get_profile(name: str) -> Profile:
     if name not in profile_names():
         raise KeyError(f"unknown profile {name!r}; choose one of {profile_names()}")
     raw = yaml.safe_load(
-        resources.files(__package__).joinpath("profiles", f"{name}.yaml").read_text("utf-8")
+        resources.files(__package__).joinpath("profiles").joinpath(f"{name}.yaml").read_text("utf-8")
     )
     return _build(raw)
 

@@ -68,7 +68,7 @@ def _mutations(profile: spec.Profile) -> list[tuple[str, JSON, str]]:
 
 def _cross_field(profile: spec.Profile) -> list[tuple[dict[str, JSON], str, str]]:
     """(fields to merge, param, reason) for the profile's cross-field rules."""
-    cases = {
+    cases: dict[str, tuple[dict[str, JSON], str, str]] = {
         "best-of-at-least-n": ({"best_of": 1, "n": 2}, "best_of", "best_of below n"),
         "best-of-not-streamed": ({"best_of": 2, "stream": True}, "best_of",
                                  "best_of > 1 with stream"),

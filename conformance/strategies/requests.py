@@ -37,7 +37,7 @@ def prompts(profile: str = "openai", *, max_prompts: int = 3) -> st.SearchStrate
     """A `prompt` value the profile accepts: text, a list of texts, or token ids."""
     resolved = _check_profile(profile)
     _check_positive("max_prompts", max_prompts)
-    options = [_prompt_texts()]
+    options: list[st.SearchStrategy[JSON]] = [_prompt_texts()]
     if resolved.claims("prompt_lists"):
         options.append(st.lists(_prompt_texts(), min_size=1, max_size=max_prompts))
     if resolved.claims("token_prompts"):

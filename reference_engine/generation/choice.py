@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import functools
 from collections import deque
-from collections.abc import Iterator, Sequence
+from collections.abc import Generator, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -118,7 +118,7 @@ class ChoiceRun:
             context.append(token)
         return tuple(entries)
 
-    def events(self) -> Iterator[TextEvent | FinishEvent]:
+    def events(self) -> Generator[TextEvent | FinishEvent, None, None]:
         spec = self.spec
         tokenizer = self._tokenizer
         want_logprobs = spec.logprobs is not None

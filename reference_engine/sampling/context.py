@@ -332,11 +332,14 @@ class SamplingContext:
             for token in tokens.ids[tokens.prompt_length : self._length]:
                 counts[position[token]] += 1
             params = self.params
-            amounts = counts * params.frequency_penalty + params.presence_penalty
+            amounts: npt.NDArray[np.float64] = np.asarray(
+                counts * params.frequency_penalty + params.presence_penalty, dtype=np.float64
+            )
             counts.flags.writeable = False
             amounts.flags.writeable = False
             self._presence = (counts, amounts)
-        return self._tokens.generated.view(0, self._generated), self._presence[1]
+        presence = self._presence
+        return self._tokens.generated.view(0, self._generated), presence[1]
 
     def no_repeat_ngram_bans(self, n: int) -> list[int] | IdArray:
         """``bans.no_repeat_ngram_bans(n, history_ids)`` (ascending ids)."""

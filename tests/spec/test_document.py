@@ -56,12 +56,16 @@ def test_the_document_has_examples_to_check() -> None:
     assert len(SCHEMA_EXAMPLES) >= 5
 
 
-@pytest.mark.parametrize(("where", "schema", "value"), MEDIA_EXAMPLES, ids=[m[0] for m in MEDIA_EXAMPLES])
+@pytest.mark.parametrize(
+    ("where", "schema", "value"), MEDIA_EXAMPLES, ids=[m[0] for m in MEDIA_EXAMPLES]
+)
 def test_media_type_example_matches_its_schema(where: str, schema: dict, value: JSON) -> None:
     _validate_against(schema, value)
 
 
-@pytest.mark.parametrize(("where", "name", "value"), SCHEMA_EXAMPLES, ids=[s[0] for s in SCHEMA_EXAMPLES])
+@pytest.mark.parametrize(
+    ("where", "name", "value"), SCHEMA_EXAMPLES, ids=[s[0] for s in SCHEMA_EXAMPLES]
+)
 def test_schema_example_matches_its_schema(where: str, name: str, value: JSON) -> None:
     spec.component_validator(name).validate(value)
 

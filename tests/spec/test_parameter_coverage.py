@@ -32,23 +32,30 @@ def _stream_option_names() -> set[str]:
 
 def _response_names() -> set[str]:
     names: set[str] = set()
-    for schema in ("CompletionChunk", "ChunkChoice", "FriendliCompletionChunk",
-                   "FriendliChunkChoice", "LogprobsObject", "Usage", "UsageChunk"):
+    for schema in (
+        "CompletionChunk",
+        "ChunkChoice",
+        "FriendliCompletionChunk",
+        "FriendliChunkChoice",
+        "LogprobsObject",
+        "Usage",
+        "UsageChunk",
+    ):
         names |= set(spec.component(schema)["properties"])
     return names
 
 
 REQUEST_CASES = [
-    (source, name)
-    for source, names in FIXTURE["request_parameters"].items()
-    for name in names
+    (source, name) for source, names in FIXTURE["request_parameters"].items() for name in names
 ]
 RESPONSE_CASES = [
     (source, name) for source, names in FIXTURE["response_fields"].items() for name in names
 ]
 
 
-@pytest.mark.parametrize(("source", "name"), REQUEST_CASES, ids=[f"{s}:{n}" for s, n in REQUEST_CASES])
+@pytest.mark.parametrize(
+    ("source", "name"), REQUEST_CASES, ids=[f"{s}:{n}" for s, n in REQUEST_CASES]
+)
 def test_request_parameter_is_in_the_contract(source: str, name: str) -> None:
     if name in OMITTED:
         pytest.skip(f"deliberately omitted: {OMITTED[name]}")
@@ -56,7 +63,9 @@ def test_request_parameter_is_in_the_contract(source: str, name: str) -> None:
     assert name in known, f"{name!r} (named in {source}) is missing from spec/completions.yaml"
 
 
-@pytest.mark.parametrize(("source", "name"), RESPONSE_CASES, ids=[f"{s}:{n}" for s, n in RESPONSE_CASES])
+@pytest.mark.parametrize(
+    ("source", "name"), RESPONSE_CASES, ids=[f"{s}:{n}" for s, n in RESPONSE_CASES]
+)
 def test_response_field_is_in_the_contract(source: str, name: str) -> None:
     assert name in _response_names(), f"{name!r} (named in {source}) is missing"
 

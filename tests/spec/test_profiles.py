@@ -46,15 +46,23 @@ def test_lenient_profile_accepts_extensions_and_may_ignore_unknown_fields() -> N
 
 
 @pytest.mark.parametrize(
-    "prompt", ["text", ["a", "b"], [1, 2, 3], [[1, 2], [3]]], ids=["str", "str[]", "int[]", "int[][]"]
+    "prompt",
+    ["text", ["a", "b"], [1, 2, 3], [[1, 2], [3]]],
+    ids=["str", "str[]", "int[]", "int[][]"],
 )
 def test_openai_prompt_shapes(prompt: object) -> None:
-    assert spec.get_profile("openai").validator("request").is_valid({"model": "m", "prompt": prompt})
+    assert (
+        spec.get_profile("openai").validator("request").is_valid({"model": "m", "prompt": prompt})
+    )
 
 
 @pytest.mark.parametrize("prompt", [[], [[]], [-1], None, 3, [["a"]]])
 def test_openai_rejects_bad_prompts(prompt: object) -> None:
-    assert not spec.get_profile("openai").validator("request").is_valid({"model": "m", "prompt": prompt})
+    assert (
+        not spec.get_profile("openai")
+        .validator("request")
+        .is_valid({"model": "m", "prompt": prompt})
+    )
 
 
 def test_friendli_needs_exactly_one_of_prompt_and_tokens() -> None:
@@ -100,11 +108,15 @@ def test_usage_chunk_needs_empty_choices_and_usage() -> None:
 def test_error_envelope_strict_and_lenient() -> None:
     strict = spec.get_profile("openai").validator("error")
     lenient = spec.get_profile("openai-compatible").validator("error")
-    body = {"error": {"message": "bad", "type": "invalid_request_error", "param": None, "code": 400}}
+    body = {
+        "error": {"message": "bad", "type": "invalid_request_error", "param": None, "code": 400}
+    }
     assert not strict.is_valid(body)
     assert lenient.is_valid(body)
-    assert spec.get_profile("friendli").validator("error").is_valid(
-        {"detail": [{"loc": ["body", "n"], "msg": "bad", "type": "value_error"}]}
+    assert (
+        spec.get_profile("friendli")
+        .validator("error")
+        .is_valid({"detail": [{"loc": ["body", "n"], "msg": "bad", "type": "value_error"}]})
     )
 
 
@@ -128,9 +140,7 @@ def test_profile_document_is_valid_and_narrowed(name: str) -> None:
     document = spec.profile_document(name)
     validate(document)
     profile = spec.get_profile(name)
-    operations = {
-        op["operationId"] for item in document["paths"].values() for op in item.values()
-    }
+    operations = {op["operationId"] for item in document["paths"].values() for op in item.values()}
     assert operations == {op.operation_id for op in profile.operations.values()}
     request = document["components"]["schemas"][profile.schema_names["request"]]
     assert list(request["properties"]) == list(profile.request_fields)
