@@ -34,6 +34,7 @@ from .http.state import (
     CHAOS,
     CONFIG,
     ENGINE,
+    FAULT_MEMORY,
     LATENCY,
     LIMITER,
     SERVER_FAULTS,
@@ -69,6 +70,7 @@ def create_app(
         pool=parse_fault_names(config.chaos_faults),
     )
     app[CACHE] = ResultCache(config.cache_entries)
+    app[FAULT_MEMORY] = {}
     app[LATENCY] = Latency(ttft_ms=config.ttft_ms, itl_ms=config.itl_ms,
                            jitter_ms=config.jitter_ms, seed=config.latency_seed)
     if config.rate_limits_enabled:

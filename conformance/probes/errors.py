@@ -7,13 +7,14 @@ FriendliAI) and ``GET /v1/models`` (``ModelList``).
 
 from __future__ import annotations
 
-from .invalid_cases import invalid_cases
+from .invalid_cases import invalid_cases, valid_base
 from .model import Probe, ProbeSession
 from .prompts import PROMPT_A
 
 
 async def invalid(s: ProbeSession) -> None:
-    """Every invalid case of the profile, concurrently; then one valid request (health)."""
+    """Every invalid case of the profile, concurrently; then the valid request they were all
+    made from (health: a server that stays broken, or remembers the errors, fails it)."""
     cases = invalid_cases(s.settings.profile, s.settings.model, PROMPT_A)
     steps = []
     for case in cases:
@@ -23,7 +24,7 @@ async def invalid(s: ProbeSession) -> None:
             steps.append(s.complete(case.key, case.body, invalid=True))
     await s.gather(*steps)
     s.note("cases", {c.key: {"kind": c.kind, "why": c.why, "stream": c.stream} for c in cases})
-    await s.complete("health", s.body(PROMPT_A, max_tokens=4, temperature=0))
+    await s.complete("health", valid_base(s.settings.model, PROMPT_A))
 
 
 async def models(s: ProbeSession) -> None:

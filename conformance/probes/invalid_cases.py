@@ -72,12 +72,17 @@ def _cross_field_cases(profile: str) -> list[tuple[str, dict[str, JSON]]]:
     ]
 
 
+def valid_base(model: str, prompt: str) -> dict[str, JSON]:
+    """The valid request every invalid case adds its fault to."""
+    return {"model": model, "prompt": prompt, "max_tokens": 4}
+
+
 def invalid_cases(profile: spec.Profile, model: str, prompt: str) -> list[InvalidCase]:
     """The invalid requests for ``profile``, each with the reason the contract rejects it."""
     validator = profile.validator("request")
     fields = set(profile.request_fields)
     prompt_field = "prompt"
-    base: dict[str, JSON] = {"model": model, prompt_field: prompt, "max_tokens": 4}
+    base = valid_base(model, prompt)
     cases: list[InvalidCase] = []
     for key, extra in _schema_cases(prompt_field):
         if not set(extra) <= fields:

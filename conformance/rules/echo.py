@@ -13,12 +13,22 @@ from conformance.checks import CheckContext
 from conformance.model import NotApplicable, Violation
 from conformance.views import compact, joined_bytes
 
-from .base import BUGS, MUST, SCHEMAS, SHOULD, SPEC, rule
+from .base import BUGS, MUST, SCHEMAS, SPEC, rule
 from .common import assembled, choice_of, logprob_arrays, text_of, usage_of
 from .logprobs import tokens_spell_text
 
 ECHO = f"{SCHEMAS}/CompletionRequest/properties/echo"
 OPENAI_ONLY = frozenset({"openai", "openai-compatible"})
+
+
+def _prompt_scored(text: str, prompt: str, tokens: list) -> bool:
+    """Whether the logprobs tokens spell the echoed text (prompt included); raises
+    NotApplicable when they spell neither it nor the completion alone (LOGPROBS-004)."""
+    if tokens_spell_text(tokens, text):
+        return True
+    if tokens_spell_text(tokens, text[len(prompt):]):
+        return False
+    raise NotApplicable("the logprobs tokens do not spell the text (LOGPROBS-004)")
 
 
 def echoed_choice(ctx: CheckContext, key: str) -> tuple[str, dict]:
@@ -61,10 +71,12 @@ def echo_prepends_prompt(ctx: CheckContext) -> None:
     faults=("echo-logprobs-first-not-null",),
 )
 def first_prompt_logprob_null(ctx: CheckContext) -> None:
-    _, choice = echoed_choice(ctx, "ns")
+    prompt, choice = echoed_choice(ctx, "ns")
     arrays = logprob_arrays(choice.get("logprobs"))
     if arrays is None or not arrays["tokens"]:
         raise NotApplicable("no logprobs object (judged by LOGPROBS-001)")
+    if not _prompt_scored(str(choice.get("text")), prompt, arrays["tokens"]):
+        raise NotApplicable("the prompt tokens have no logprobs entries (judged by ECHO-003)")
     for name in ("token_logprobs", "top_logprobs"):
         values = arrays[name]
         if values and values[0] is not None:
@@ -76,17 +88,27 @@ def first_prompt_logprob_null(ctx: CheckContext) -> None:
 
 
 @rule(
-    "ECHO-003", SHOULD, "Prompt tokens have logprob entries",
+    "ECHO-003", MUST, "Prompt tokens have logprob entries",
     requirement="With echo and logprobs, the logprobs arrays start with one entry per prompt "
     "token, spelling the prompt.",
-    citation=f"{ECHO}; {BUGS} #23",
+    citation=f"{ECHO} (\"With logprobs, the prompt tokens get log probabilities too\"); "
+    f"{BUGS} #23",
     source=SPEC, probes=("echo",), profiles=OPENAI_ONLY, features=("echo", "echo_logprobs"),
+    faults=("echo-prompt-logprobs-missing",),
 )
 def prompt_tokens_scored(ctx: CheckContext) -> None:
     prompt, choice = echoed_choice(ctx, "ns")
     arrays = logprob_arrays(choice.get("logprobs"))
-    if arrays is None or not tokens_spell_text(arrays["tokens"], str(choice.get("text"))):
-        raise NotApplicable("the logprobs tokens do not spell the text (LOGPROBS-004)")
+    if arrays is None:
+        raise NotApplicable("no logprobs object (judged by LOGPROBS-001)")
+    text = str(choice.get("text"))
+    if not _prompt_scored(text, prompt, arrays["tokens"]):
+        raise Violation(
+            "the logprobs cover only the completion: the prompt tokens have no entries",
+            expected=f"entries spelling {prompt!r} first", actual=compact(arrays["tokens"][:8]),
+            path="choices[0].logprobs.tokens", exchange="echo/ns",
+            evidence=compact(arrays["tokens"]),
+        )
     spelled = b""
     for token in arrays["tokens"]:
         if spelled == prompt.encode():
@@ -135,7 +157,7 @@ def max_tokens_zero_echo(ctx: CheckContext) -> None:
     citation=f"{ECHO}; {SCHEMAS}/CompletionRequest/properties/prompt; {BUGS} #18",
     source=SPEC, probes=("vocab",), profiles=OPENAI_ONLY,
     features=("echo", "token_prompts", "echo_logprobs", "max_tokens_zero"),
-    faults=("echo-ignored",),
+    faults=("echo-ignored", "echo-prompt-logprobs-missing"),
 )
 def token_prompt_echoed(ctx: CheckContext) -> None:
     ids = ctx.note("vocab", "ids")
@@ -143,10 +165,17 @@ def token_prompt_echoed(ctx: CheckContext) -> None:
     text = text_of(choice, "vocab/decode")
     arrays = logprob_arrays(choice.get("logprobs"))
     count = len(arrays["tokens"]) if arrays else None
-    if not text or (count is not None and isinstance(ids, list) and count < len(ids)):
+    want = len(ids) if isinstance(ids, list) else None
+    if not text:
         raise Violation(
             "with echo, a token-id prompt does not come back as text",
-            expected=f"the text of {len(ids) if isinstance(ids, list) else '?'} prompt tokens",
+            expected=f"the text of {want if want is not None else '?'} prompt tokens",
             actual={"text": text[:80], "logprob_entries": count}, path="choices[0].text",
+            exchange="vocab/decode", evidence=compact(choice)[:300],
+        )
+    if count is not None and want is not None and count < want:
+        raise Violation(
+            f"with echo, a {want}-id prompt has {count} logprobs entries",
+            expected=want, actual=count, path="choices[0].logprobs.tokens",
             exchange="vocab/decode", evidence=compact(choice)[:300],
         )

@@ -126,7 +126,7 @@ def cross_field_rejected(ctx: CheckContext) -> None:
     "ERRORS-005", SHOULD, "error.param names the offending field",
     requirement="For a single invalid field, the error envelope's param names that field.",
     citation=f"{RESPONSES}/BadRequest (\"error.param names the field\")",
-    source=SPEC, probes=("invalid",),
+    source=SPEC, probes=("invalid",), faults=("error-param-missing",),
 )
 def error_param(ctx: CheckContext) -> None:
     for key, case, exchange in _cases(ctx, ("schema",)):
@@ -156,9 +156,10 @@ def _error_object(exchange: Exchange) -> dict | None:
 
 @rule(
     "ERRORS-006", SHOULD, "The server still answers after invalid input",
-    requirement="After the invalid requests, a valid request is answered 200.",
+    requirement="After the invalid requests, the valid request they were all made from (the "
+    "same model, prompt and max_tokens) is answered 200.",
     citation=f"{BUGS} #31 (\"and the server still answers afterwards\")",
-    source=SPEC, probes=("invalid",),
+    source=SPEC, probes=("invalid",), faults=("error-cached",),
 )
 def healthy_after(ctx: CheckContext) -> None:
     exchange = ctx.exchange("invalid", "health")

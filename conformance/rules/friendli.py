@@ -15,7 +15,15 @@ from conformance.model import NotApplicable, Violation
 from conformance.views import compact, is_finish, raw_text
 
 from .base import API, FRIENDLI, MUST, SCHEMAS, SHOULD, rule
-from .common import assembled, choice_of, choices_of, require_parity, text_of, usage_of
+from .common import (
+    assembled,
+    choice_of,
+    choices_of,
+    finish_values,
+    require_parity,
+    text_of,
+    usage_of,
+)
 
 REQUEST = f"{SCHEMAS}/FriendliCompletionRequest/properties"
 
@@ -75,7 +83,7 @@ def chunks_carry_token(ctx: CheckContext) -> None:
     requirement="With seed [s0, s1] and n 2, choice k returns seed s_k.",
     citation=f"{REQUEST}/seed",
     source=API, probes=("friendli-seeds",), profiles=FRIENDLI, features=("choice_seed",),
-    faults=("seed-ignored", "n-identical"),
+    faults=("seed-ignored",),
 )
 def seed_list_honoured(ctx: CheckContext) -> None:
     seeds = ctx.note("friendli-seeds", "seeds")
@@ -109,12 +117,14 @@ def seed_replays(ctx: CheckContext) -> None:
 
 
 @rule(
-    "FRIENDLI-005", SHOULD, "stop_tokens end generation",
+    "FRIENDLI-005", MUST, "stop_tokens end generation",
     requirement="A generated token id given as stop_tokens ends the greedy text there, with "
     "finish_reason stop.",
-    citation=f"{REQUEST}/stop_tokens",
+    citation=f"{REQUEST}/stop_tokens; FriendliAI dedicated completions API, stop_tokens "
+    "(\"Stop generating further tokens when generated token corresponds to any of the tokens "
+    f"in the sequence\"); {SCHEMAS}/FinishReason",
     source=API, probes=("stop-tokens",), profiles=FRIENDLI,
-    features=("stop_tokens", "choice_tokens"),
+    features=("stop_tokens", "choice_tokens"), faults=("stop-tokens-ignored",),
 )
 def stop_tokens_honoured(ctx: CheckContext) -> None:
     base = choice_of(ctx, "stop-tokens", "baseline")
@@ -123,6 +133,9 @@ def stop_tokens_honoured(ctx: CheckContext) -> None:
     tokens, base_tokens = stopped.get("tokens"), base.get("tokens")
     if not isinstance(tokens, list) or not isinstance(base_tokens, list):
         raise NotApplicable("no token ids in the choices")
+    reason = stopped.get("finish_reason")
+    if reason not in finish_values(ctx):
+        raise NotApplicable(f"finish_reason {reason!r} is not in the enum (FINISH-003)")
     ok = stopped.get("finish_reason") == "stop" and tokens in (
         base_tokens[:position], base_tokens[: int(position) + 1]  # type: ignore[call-overload]
     )
@@ -141,6 +154,7 @@ def stop_tokens_honoured(ctx: CheckContext) -> None:
     "choice's tokens.",
     citation=f"{SCHEMAS}/FriendliCompletionChoice/properties/tokens",
     source=API, probes=("greedy",), profiles=FRIENDLI, features=("token_field", "choice_tokens"),
+    faults=("stream-token-ids-differ",),
 )
 def stream_tokens_match(ctx: CheckContext) -> None:
     require_parity(ctx)

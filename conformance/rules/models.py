@@ -46,7 +46,7 @@ def models_shape(ctx: CheckContext) -> None:
     "MODELS-002", SHOULD, "The model under test is listed",
     requirement="The model the completions are requested from appears in GET /models.",
     citation=f"{SCHEMAS}/ModelList",
-    source=SPEC, probes=("models",), profiles=OPENAI_PROFILES,
+    source=SPEC, probes=("models",), profiles=OPENAI_PROFILES, faults=("model-unlisted",),
 )
 def model_listed(ctx: CheckContext) -> None:
     body = _models(ctx)

@@ -168,6 +168,7 @@ def best_of_ranks(ctx: CheckContext) -> None:
     "'greater than n', yet OpenAI accepts equality).",
     citation=f"{REQUEST}/best_of; spec x-cross-field-rules best-of-at-least-n; {BUGS} #20",
     source=SPEC, probes=("best-of",), profiles=OPENAI_ONLY, features=("best_of",),
+    faults=("best-of-equal-n-rejected",),
 )
 def best_of_equal_n(ctx: CheckContext) -> None:
     exchange = ctx.exchange("best-of", "equal")

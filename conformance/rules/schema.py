@@ -63,7 +63,8 @@ def schema_problems(ctx: CheckContext, role: str, value: JSON) -> Iterator[tuple
     "usage-chunk schema.",
     citation=f"{SCHEMAS}/CompletionResponse, CompletionChunk, UsageChunk (FriendliAI: "
     "FriendliCompletionResponse, FriendliCompletionChunk, FriendliUsageChunk)",
-    source=SPEC, probes=("greedy",), faults=("choice-seed-missing",), scan=True,
+    source=SPEC, probes=("greedy",), faults=("choice-seed-missing", "field-wrong-type"),
+    scan=True,
 )
 def bodies_match_schema(ctx: CheckContext) -> None:
     for label, _, exchange, body in responses(ctx):

@@ -29,22 +29,39 @@ def _oracle(ctx: CheckContext) -> tuple[str, str, str]:
 
 @rule(
     "STOP-001", MUST, "The stop string is not in the text",
-    requirement="When a stop string ends generation, the returned text does not contain it.",
+    requirement="The returned text contains no stop string of the request: not the one that "
+    "ended generation, nor one that never matched.",
     citation=f"{STOP} (\"the returned text never contains them\"); {BUGS} #21",
     source=SPEC, probes=("stop",), features=("stop",), faults=("stop-leak",),
 )
 def stop_excluded(ctx: CheckContext) -> None:
-    stop, expected, _ = _oracle(ctx)
+    stop, expected, base = _oracle(ctx)
     text = text_of(choice_of(ctx, "stop", "ns"), "stop/ns")
-    if stop not in text:
-        return
-    if text.startswith(expected + stop) and len(text) > len(expected + stop):
-        raise NotApplicable("generation went on past the stop string (judged by STOP-002)")
-    raise Violation(
-        "the returned text contains the stop string",
-        expected=expected, actual=text, path="choices[0].text", exchange="stop/ns",
-        evidence=compact({"stop": stop, "text": text}),
-    )
+    if stop in text:
+        if text.startswith(expected + stop) and len(text) > len(expected + stop):
+            raise NotApplicable("generation went on past the stop string (judged by STOP-002)")
+        raise Violation(
+            "the returned text contains the stop string",
+            expected=expected, actual=text, path="choices[0].text", exchange="stop/ns",
+            evidence=compact({"stop": stop, "text": text}),
+        )
+    _unmatched_stop_excluded(ctx, base)
+
+
+def _unmatched_stop_excluded(ctx: CheckContext, base: str) -> None:
+    """The stop string that never matches must not show up either (a server that appends the
+    stop string to every `stop` finish, end-of-text included, shows it here)."""
+    never = ctx.note("stop", "never")
+    try:
+        text = text_of(choice_of(ctx, "stop", "never"), "stop/never")
+    except NotApplicable:
+        return  # STOP-002 judges the never-matching request
+    if isinstance(never, str) and never in text:
+        raise Violation(
+            "the returned text contains a stop string that never occurred in the greedy text",
+            expected=base, actual=text, path="choices[0].text", exchange="stop/never",
+            evidence=compact({"stop": never, "text": text}),
+        )
 
 
 @rule(
@@ -76,6 +93,8 @@ def stop_oracle(ctx: CheckContext) -> None:
             exchange="stop/ns", evidence=compact(choice),
         )
     never = text_of(choice_of(ctx, "stop", "never"), "stop/never")
+    if never == base + str(ctx.note("stop", "never")):
+        raise NotApplicable("the unmatched stop string was appended to the text (STOP-001)")
     if never != base:
         raise Violation(
             "a stop string that never matches changed the text",

@@ -251,7 +251,7 @@ def openai_usage_present(ctx: CheckContext) -> None:
     'null value").',
     citation=f"{INCLUDE_USAGE}; spec/profiles/openai.yaml stream.usage_key_on_chunks",
     source=API, probes=("greedy",), profiles=frozenset({"openai"}),
-    features=("include_usage",),
+    features=("include_usage",), faults=("usage-key-missing-on-chunks",),
 )
 def usage_null_elsewhere(ctx: CheckContext) -> None:
     view = ctx.stream("greedy", "s")

@@ -9,13 +9,14 @@ register themselves on import::
                 events-not-separated, json-split, invalid-utf8
     ordering    usage-before-finish, text-after-finish, finish-doubled, finish-missing
     usage       usage-unrequested, usage-missing, usage-total-wrong, usage-prompt-times-n, ...
-    identity    id-changes, created-changes, model-changes, object-wrong
-    choices     finish_reason values, indices, FriendliAI token / seed fields
-    text        stop-leak, stop-leak-stream, utf8-split-replacement
-    parameters  seed-ignored, stop-ignored, max-tokens-overrun, echo-ignored, n-identical, ...
-    logprobs    the logprobs object
-    errors      how invalid input is answered
-    transport   content types, disconnect-mid-stream, slow-drip, stall, models-shape-wrong
+    identity    id-changes, created-changes, model-changes, object-wrong, field-wrong-type
+    choices     finish_reason values, indices and their order, FriendliAI token / seed fields
+    text        stop-leak, stop-leak-stream, prompt-leak-stream, utf8-split-replacement
+    parameters  seed-ignored, stop-ignored, stop-tokens-ignored, max-tokens-overrun, ...
+    logprobs    the logprobs object, with and without echo
+    errors      how invalid input is answered (and what it leaves behind)
+    transport   content types, disconnect-mid-stream, slow-drip, stall
+    models      models-shape-wrong, model-unlisted
 """
 
 # The catalog modules register their faults on import.
@@ -25,6 +26,7 @@ from . import (  # noqa: F401
     framing,
     identity,
     logprobs,
+    models,
     ordering,
     parameters,
     text,

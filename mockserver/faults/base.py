@@ -55,6 +55,8 @@ HOOK_METHODS: Mapping[HookKind, str] = {
 }
 Operation = Literal["completions", "models"]
 Write = Callable[[bytes], Awaitable[None]]
+OPENAI: frozenset[WireProfile] = frozenset({"openai"})
+FRIENDLI: frozenset[WireProfile] = frozenset({"friendli"})
 
 
 class AbortConnection(Exception):
@@ -67,6 +69,8 @@ class FaultContext:
 
     ``body`` is the request body as received (None before it was parsed); ``stream`` whether
     it asked to stream. ``client_gone`` tells a ``writer`` hook the client has left.
+    ``memory`` is the server's scratch space for the few faults whose defect spans requests
+    (one dict per server, keyed by fault name; a fresh one when no server hands it over).
     """
 
     profile: WireProfile
@@ -74,6 +78,7 @@ class FaultContext:
     body: Mapping[str, JSON] | None = None
     stream: bool = False
     client_gone: Callable[[], bool] = lambda: False
+    memory: dict[str, object] = field(default_factory=dict)
     _rng: random.Random | None = field(default=None, repr=False)
 
     @property

@@ -2,21 +2,20 @@
 
 Spec: ``FinishReason`` (``enum: [stop, length, content_filter]``), ``ChunkFinishReason``
 (null before the last chunk), ``CompletionRequest.prompt`` ("choice index = prompt index * n +
-k"), ``FriendliCompletionChoice`` (``seed``, ``tokens``) and ``FriendliChunkChoice``
-(``token``); bug classes 2, 5, 16 and 17 of the research notes.
+k"), ``FriendliCompletionChoice`` (``seed``; ``tokens``: "The generated token ids") and
+``FriendliChunkChoice`` (``token``: "The sampled token id"); bug classes 2, 5, 16 and 17 of the
+research notes.
 """
 
 from __future__ import annotations
 
 from spec import JSON
 
-from ..wire.profiles import WireProfile
-from .base import Fault, FaultContext
+from .base import FRIENDLI, Fault, FaultContext
 from .registry import register
 from .shapes import choices
 
 Payload = dict[str, JSON]
-FRIENDLI: frozenset[WireProfile] = frozenset({"friendli"})
 
 
 @register
@@ -115,6 +114,21 @@ class PromptsSwapped(Fault):
 
 
 @register
+class ChoicesUnordered(Fault):
+    name = "choices-unordered"
+    description = "Non-streamed choices are listed in descending index order."
+    breaks = "A non-streamed response lists its choices by ascending index."
+    hook = "payload"
+    stream = False
+
+    def alter_payload(self, payload: Payload, ctx: FaultContext) -> Payload:
+        entries = payload.get("choices")
+        if isinstance(entries, list):
+            payload["choices"] = entries[::-1]
+        return payload
+
+
+@register
 class TokenFieldMissing(Fault):
     name = "token-field-missing"
     description = "FriendliAI stream chunks lack the sampled `token`."
@@ -141,4 +155,24 @@ class ChoiceSeedMissing(Fault):
     def alter_payload(self, payload: Payload, ctx: FaultContext) -> Payload:
         for choice in choices(payload):
             choice.pop("seed", None)
+        return payload
+
+
+@register
+class StreamTokenIdsDiffer(Fault):
+    name = "stream-token-ids-differ"
+    description = (
+        "FriendliAI stream chunks report `token` one above the sampled id (an off-by-one); the "
+        "non-streamed `tokens` are right."
+    )
+    breaks = "FriendliAI: the streamed token ids equal the non-streamed choice's `tokens`."
+    hook = "payload"
+    profiles = FRIENDLI
+    stream = True
+
+    def alter_payload(self, payload: Payload, ctx: FaultContext) -> Payload:
+        for choice in choices(payload):
+            token = choice.get("token")
+            if isinstance(token, int) and not isinstance(token, bool):
+                choice["token"] = token + 1
         return payload

@@ -1,22 +1,34 @@
 """Faults in how invalid input is answered: wrongly rejected, wrongly accepted, badly reported.
 
 Spec: the 400 / 422 responses of the completions operations (``BadRequest``,
-``UnprocessableEntity``: the error envelope, ``error.param`` naming the field), the rule
-``stream-options-need-stream`` and ``CompletionRequest.prompt`` (token-id prompts are valid);
-bug classes 12, 31 and 32 of the research notes.
+``UnprocessableEntity``: the error envelope, ``error.param`` naming the field), the rules
+``stream-options-need-stream`` and ``best-of-at-least-n`` ("OpenAI accepts ``best_of == n``")
+and ``CompletionRequest.prompt`` (token-id prompts are valid); bug classes 12, 20, 31 and 32 of
+the research notes.
 """
 
 from __future__ import annotations
+
+import json
+import time
 
 from spec import JSON
 
 from .. import sse
 from ..errors import SERVER_ERROR, ApiError
 from ..validation import INVALID_STATUS
-from .base import ErrorReply, Fault, FaultContext, Verdict
+from .base import OPENAI, ErrorReply, Fault, FaultContext, Verdict
 from .registry import register
 
 INVALID_INPUT = frozenset({400, 422})
+ERROR_TTL = 5.0
+"""Seconds an ``error-cached`` error answers the corrected request."""
+
+
+def _with_param(error: ApiError, param: str | None) -> ApiError:
+    """A copy of ``error`` whose envelope names ``param``."""
+    return ApiError(error.status, error.message, type=error.type, param=param, code=error.code,
+                    headers=error.headers, rule=error.rule)
 
 
 def _is_token_prompt(body: JSON) -> bool:
@@ -133,3 +145,77 @@ class ErrorInStream(Fault):
             return reply
         data = sse.chunk_frame(reply.error.envelope()).data + sse.done_event()
         return ErrorReply(200, sse.CONTENT_TYPE, data, reply.headers, reply.error)
+
+
+@register
+class BestOfEqualNRejected(Fault):
+    name = "best-of-equal-n-rejected"
+    description = (
+        "`best_of` equal to `n` is rejected (400), as OpenAI's text \"greater than n\" reads."
+    )
+    breaks = "`best_of == n` is accepted (OpenAI accepts it)."
+    hook = "validation"
+    profiles = OPENAI
+
+    def judge(self, verdict: Verdict, ctx: FaultContext) -> Verdict:
+        body = verdict.body
+        if verdict.error is not None or not isinstance(body, dict):
+            return verdict
+        best_of = body.get("best_of")
+        if isinstance(best_of, int) and not isinstance(best_of, bool) and best_of == ctx.n:
+            error = ApiError(INVALID_STATUS[ctx.profile], "`best_of` must be greater than `n`.",
+                             param="best_of", code="invalid_value")
+            return Verdict(body, error)
+        return verdict
+
+
+@register
+class ErrorParamMissing(Fault):
+    name = "error-param-missing"
+    description = "Invalid-input errors say `param: null` even when one field is at fault."
+    breaks = "error.param names the request field at fault."
+    hook = "error"
+    on_invalid = True
+
+    def alter_error(self, reply: ErrorReply, ctx: FaultContext) -> ErrorReply:
+        error = reply.error
+        if error is None or error.param is None or reply.status not in INVALID_INPUT:
+            return reply
+        error = _with_param(error, None)
+        return ErrorReply(reply.status, reply.content_type, sse.encode_json(error.envelope()),
+                          reply.headers, error)
+
+
+def _request_key(ctx: FaultContext, body: dict[str, JSON], without: str | None) -> str:
+    fields = {name: value for name, value in body.items() if name != without}
+    return json.dumps([ctx.profile, fields], sort_keys=True, default=str)
+
+
+@register
+class ErrorCached(Fault):
+    name = "error-cached"
+    description = (
+        "An invalid request's error is cached under the request without the field at fault, "
+        f"so for {ERROR_TTL:g} s the corrected request gets the same error."
+    )
+    breaks = "After invalid input, a valid request is answered normally."
+    hook = "validation"
+    chaos = False  # the defect spans two requests
+
+    def judge(self, verdict: Verdict, ctx: FaultContext) -> Verdict:
+        body, error = verdict.body, verdict.error
+        cache = ctx.memory.setdefault(self.name, {})
+        if not isinstance(body, dict) or not isinstance(cache, dict):
+            return verdict
+        now = time.monotonic()
+        if error is not None:
+            if error.status in INVALID_INPUT and error.param in body:
+                for key in [k for k, (until, _) in cache.items() if until <= now]:
+                    del cache[key]
+                copy = _with_param(error, error.param)  # not the raised one: no frames kept
+                cache[_request_key(ctx, body, error.param)] = (now + ERROR_TTL, copy)
+            return verdict
+        until, cached = cache.get(_request_key(ctx, body, None), (0.0, None))
+        if cached is None or until <= now:
+            return verdict
+        return Verdict(body, _with_param(cached, cached.param))

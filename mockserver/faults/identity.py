@@ -1,7 +1,9 @@
 """Faults in the fields that identify a response: ``id``, ``created``, ``model``, ``object``.
 
-Spec: ``CompletionResponse`` / ``CompletionChunk`` (``object: {const: text_completion}``) and
-bug classes 1 and 34 of the research notes (every chunk of a stream repeats one identity).
+Spec: ``CompletionResponse`` / ``CompletionChunk`` (``object: {const: text_completion}``,
+``created: {type: integer}``) and bug classes 1 and 34 of the research notes (every chunk of a
+stream repeats one identity). FriendliAI's ``created`` is "Unix time in seconds when the token
+was sampled", so a ``created`` that changes between chunks is a defect on OpenAI's wire only.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ from collections.abc import Iterator
 from spec import JSON
 
 from ..wire.identity import ID_PREFIX
-from .base import Fault, FaultContext
+from .base import OPENAI, Fault, FaultContext
 from .registry import register
 
 Chunk = dict[str, JSON]
@@ -37,6 +39,7 @@ class CreatedChanges(Fault):
     description = "`created` grows by one second on every chunk."
     breaks = "Every chunk of a stream has the same `created`."
     hook = "chunks"
+    profiles = OPENAI
     stream = True
 
     def alter_chunks(self, chunks: Iterator[Chunk], ctx: FaultContext) -> Iterator[Chunk]:
@@ -73,4 +76,18 @@ class ObjectWrong(Fault):
     def alter_payload(self, payload: Chunk, ctx: FaultContext) -> Chunk:
         if "object" in payload:
             payload["object"] = "text.completion"
+        return payload
+
+
+@register
+class FieldWrongType(Fault):
+    name = "field-wrong-type"
+    description = '`created` is sent as a string of digits ("1733382157"), not an integer.'
+    breaks = "Every field has the schema's type (`created` is an integer)."
+    hook = "payload"
+
+    def alter_payload(self, payload: Chunk, ctx: FaultContext) -> Chunk:
+        created = payload.get("created")
+        if isinstance(created, int) and not isinstance(created, bool):
+            payload["created"] = str(created)
         return payload

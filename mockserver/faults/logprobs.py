@@ -1,20 +1,23 @@
 """Faults in the ``logprobs`` object: its shape, its numbers, and whether it is there at all.
 
 Spec: ``LogprobsObject`` ("The four arrays have one entry per token ... ``text_offset`` counts
-characters from the start of the prompt"; the first echoed entry is null) and ``Logprobs``
-("up to ``logprobs + 1`` entries per position. 0 still returns the logprobs object"); bug
-classes 23 and 26-29 of the research notes.
+characters from the start of the prompt"; the first echoed entry is null), ``Logprobs``
+("Include the log probabilities of the ``logprobs`` most likely tokens at each position, and of
+the chosen token; so up to ``logprobs + 1`` entries per position. 0 still returns the logprobs
+object") and ``CompletionRequest.echo`` ("With ``logprobs``, the prompt tokens get log
+probabilities too"); bug classes 23 and 26-29 of the research notes.
 """
 
 from __future__ import annotations
 
 from spec import JSON
 
-from .base import Fault, FaultContext
+from .base import OPENAI, Fault, FaultContext
 from .registry import register
 from .shapes import choices, logprobs_objects
 
 Payload = dict[str, JSON]
+ARRAYS = ("tokens", "token_logprobs", "top_logprobs", "text_offset")
 
 
 class _LogprobsFault(Fault):
@@ -104,6 +107,7 @@ class EchoLogprobsFirstNotNull(_LogprobsFault):
     name = "echo-logprobs-first-not-null"
     description = "Under echo, the first prompt token gets logprob 0.0 instead of null."
     breaks = "With echo and logprobs, token_logprobs[0] and top_logprobs[0] are null."
+    profiles = OPENAI  # FriendliAI has no echo
 
     def alter_payload(self, payload: Payload, ctx: FaultContext) -> Payload:
         for logprobs in logprobs_objects(payload):
@@ -128,4 +132,68 @@ class LogprobsArraysUnequal(_LogprobsFault):
             offsets = logprobs.get("text_offset")
             if isinstance(offsets, list) and offsets:
                 offsets.pop()
+        return payload
+
+
+@register
+class LogprobsTopMissingChosen(_LogprobsFault):
+    name = "logprobs-top-missing-chosen"
+    description = (
+        "top_logprobs holds only the `logprobs` most likely tokens: the sampled token is left "
+        "out when it is not among them (always with logprobs 0)."
+    )
+    breaks = "Each top_logprobs entry holds the sampled token, with its token_logprobs value."
+
+    def alter_payload(self, payload: Payload, ctx: FaultContext) -> Payload:
+        want = ctx.logprobs or 0
+        for logprobs in logprobs_objects(payload):
+            tokens, tops = logprobs.get("tokens", []), logprobs.get("top_logprobs", [])
+            for token, top in zip(tokens, tops, strict=False):
+                if isinstance(top, dict) and len(top) > want and token in top:
+                    del top[token]
+        return payload
+
+
+def _prompts(prompt: JSON) -> list[JSON]:
+    """The request's prompts, one per item (a list of token ids is one prompt)."""
+    if isinstance(prompt, list) and prompt and not isinstance(prompt[0], int):
+        return list(prompt)
+    return [prompt]
+
+
+def _prompt_entries(prompt: JSON, offsets: list[JSON]) -> int:
+    """How many leading logprobs entries belong to an echoed ``prompt``."""
+    if isinstance(prompt, list):
+        return len(prompt)  # one entry per prompt token id
+    if isinstance(prompt, str):
+        return sum(1 for o in offsets if isinstance(o, int) and o < len(prompt))
+    return 0
+
+
+@register
+class EchoPromptLogprobsMissing(_LogprobsFault):
+    name = "echo-prompt-logprobs-missing"
+    description = (
+        "Under echo, non-streamed logprobs cover only the completion: the echoed prompt tokens "
+        "get no entries."
+    )
+    breaks = "With echo and logprobs, the arrays start with one entry per prompt token."
+    profiles = OPENAI  # FriendliAI has no echo
+    stream = False
+
+    def alter_payload(self, payload: Payload, ctx: FaultContext) -> Payload:
+        if ctx.value_of("echo") is not True:
+            return payload
+        prompts = _prompts(ctx.value_of("prompt"))
+        for choice in choices(payload):
+            logprobs, index = choice.get("logprobs"), choice.get("index")
+            if not isinstance(logprobs, dict) or not isinstance(index, int):
+                continue
+            prompt = prompts[min(index // ctx.n, len(prompts) - 1)]
+            offsets = logprobs.get("text_offset")
+            skip = _prompt_entries(prompt, offsets if isinstance(offsets, list) else [])
+            for name in ARRAYS:
+                values = logprobs.get(name)
+                if isinstance(values, list):
+                    logprobs[name] = values[skip:]
         return payload

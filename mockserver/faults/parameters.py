@@ -3,7 +3,8 @@
 They change the parameters handed to the engine (a ``body`` hook), never the engine itself.
 Spec: the field descriptions of ``CompletionRequest`` / ``FriendliCompletionRequest`` (e.g.
 ``seed``: "the same seed and parameters give the same result"; ``max_tokens``: "The maximum
-number of tokens to generate"); bug classes 18-20, 22, 26 and 33 of the research notes.
+number of tokens to generate"; ``stop_tokens``: "Token sequences that end generation when
+generated"); bug classes 18-20, 22, 26 and 33 of the research notes.
 """
 
 from __future__ import annotations
@@ -12,13 +13,11 @@ from typing import TypeGuard
 
 from spec import JSON
 
-from ..wire.profiles import WireProfile
 from ..wire.requests import OPENAI_DEFAULT_MAX_TOKENS
-from .base import Fault, FaultContext
+from .base import FRIENDLI, OPENAI, Fault, FaultContext
 from .registry import register
 
 Body = dict[str, JSON]
-OPENAI: frozenset[WireProfile] = frozenset({"openai"})
 SEED_SPACE = 2**63
 
 
@@ -74,6 +73,18 @@ class MaxTokensOverrun(_BodyFault):
 
 
 @register
+class StopTokensIgnored(_BodyFault):
+    name = "stop-tokens-ignored"
+    description = "FriendliAI `stop_tokens` are accepted and ignored: generation runs past them."
+    breaks = "FriendliAI: a generated stop token ends generation, with finish_reason stop."
+    profiles = FRIENDLI
+
+    def alter_body(self, body: Body, ctx: FaultContext) -> Body:
+        body.pop("stop_tokens", None)
+        return body
+
+
+@register
 class EchoIgnored(_BodyFault):
     name = "echo-ignored"
     description = "`echo: true` is accepted and ignored: the prompt is not prepended."
@@ -88,13 +99,16 @@ class EchoIgnored(_BodyFault):
 @register
 class NIdentical(_BodyFault):
     name = "n-identical"
-    description = "All n choices of a prompt share one seed: identical even at temperature > 0."
+    description = (
+        "All n choices of a prompt share one seed (the request's, or one the server picks): "
+        "identical even at temperature > 0. A FriendliAI seed list is still honoured."
+    )
     breaks = "n > 1 at temperature > 0 gives independent samples (not all the same)."
 
     def alter_body(self, body: Body, ctx: FaultContext) -> Body:
-        if ctx.n < 2:
-            return body
         seed = body.get("seed")
+        if ctx.n < 2 or isinstance(seed, list):
+            return body  # a seed list names each choice's seed: no seeds are derived
         first = seed if _is_int(seed) else ctx.rng.randrange(SEED_SPACE)
         body["seed"] = [first] * ctx.n
         body.pop("best_of", None)  # one seed per returned choice: candidates == n

@@ -1,8 +1,9 @@
-"""Faults in the generated text itself: stop strings leaking, characters split into U+FFFD.
+"""Faults in the generated text itself: stop strings or the prompt leaking, characters split
+into U+FFFD.
 
-Spec: ``CompletionRequest.stop`` ("the returned text never contains them") and the streaming
-contract that joined chunk texts equal the non-streamed text; bug classes 14, 21 and 22 of the
-research notes.
+Spec: ``CompletionRequest.stop`` ("the returned text never contains them"), ``ChunkChoice``
+("``text`` holds only the new text") and the streaming contract that joined chunk texts equal
+the non-streamed text; bug classes 14, 15, 21 and 22 of the research notes.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from collections.abc import Iterator
 
 from spec import JSON
 
-from .base import Fault, FaultContext
+from .base import OPENAI, Fault, FaultContext
 from .registry import register
 from .shapes import choices
 
@@ -36,7 +37,10 @@ def _leak_stop(payload: Payload, ctx: FaultContext) -> Payload:
 @register
 class StopLeak(Fault):
     name = "stop-leak"
-    description = "The matched stop string is left in the text (streamed and non-streamed)."
+    description = (
+        "The matched stop string is left in the text (streamed and non-streamed); a choice "
+        "that ended at end-of-text while stop strings were set gets the first one too."
+    )
     breaks = "The returned text never contains a stop string."
     hook = "payload"
 
@@ -47,13 +51,38 @@ class StopLeak(Fault):
 @register
 class StopLeakStream(Fault):
     name = "stop-leak-stream"
-    description = "Streams let the stop string's text through; non-streamed text is correct."
+    description = (
+        "Streams let the stop string's text through (also after an end-of-text stop, as "
+        "`stop-leak`); non-streamed text is correct."
+    )
     breaks = "Streamed text never contains a stop string (and equals the non-streamed text)."
     hook = "payload"
     stream = True
 
     def alter_payload(self, payload: Payload, ctx: FaultContext) -> Payload:
         return _leak_stop(payload, ctx)
+
+
+def _is_token_prompt(prompt: JSON) -> bool:
+    return isinstance(prompt, list) and bool(prompt) and not isinstance(prompt[0], str)
+
+
+@register
+class PromptLeakStream(Fault):
+    name = "prompt-leak-stream"
+    description = (
+        "A streamed token-id prompt's text leaks into the stream, ahead of the completion (as "
+        "if `echo` were on); non-streamed text is correct."
+    )
+    breaks = "With a token-id prompt and echo off, the joined stream text is the completion only."
+    hook = "body"
+    profiles = OPENAI  # FriendliAI's token prompts are `tokens`, and it has no echo
+    stream = True
+
+    def alter_body(self, body: dict[str, JSON], ctx: FaultContext) -> dict[str, JSON]:
+        if _is_token_prompt(body.get("prompt")) and body.get("echo") is not True:
+            body["echo"] = True
+        return body
 
 
 @register

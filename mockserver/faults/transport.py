@@ -1,14 +1,12 @@
 """Faults in transport: content types, and streams that stop, drip or drop the connection.
 
 Spec: the ``application/json`` and ``text/event-stream`` media types of the completions
-responses, ``ModelList`` for ``GET /v1/models``; bug classes 11 and 13 of the research notes.
+responses; bug classes 11 and 13 of the research notes.
 """
 
 from __future__ import annotations
 
 import asyncio
-
-from spec import JSON
 
 from .base import AbortConnection, Fault, FaultContext, Write
 from .registry import register
@@ -111,15 +109,3 @@ class Stall(Fault):
             await write(data)
 
         return stalling
-
-
-@register
-class ModelsShapeWrong(Fault):
-    name = "models-shape-wrong"
-    description = "`GET /v1/models` returns a bare list of models, not `{object: list, data}`."
-    breaks = "GET /v1/models returns {\"object\": \"list\", \"data\": [...]}."
-    hook = "response"
-    operation = "models"
-
-    def alter_response(self, body: JSON, ctx: FaultContext) -> JSON:
-        return body.get("data", []) if isinstance(body, dict) else body

@@ -2,15 +2,15 @@
 
 Spec: ``Usage`` ("Tokens in the prompts, counted once per prompt (not multiplied by ``n``)";
 "total_tokens: prompt_tokens + completion_tokens") and ``StreamOptions.include_usage`` ("one
-extra chunk is streamed before ``data: [DONE]``: its ``choices`` is an empty array"); bug
-classes 5-10 of the research notes.
+extra chunk is streamed before ``data: [DONE]``: its ``choices`` is an empty array ... Every
+other chunk then carries ``usage: null`` (OpenAI)"); bug classes 5-10 of the research notes.
 """
 
 from __future__ import annotations
 
 from spec import JSON
 
-from .base import Fault, FaultContext
+from .base import OPENAI, Fault, FaultContext
 from .registry import register
 from .shapes import is_usage_chunk, usage
 
@@ -119,4 +119,19 @@ class UsageStreamDiffers(Fault):
     def alter_payload(self, payload: Payload, ctx: FaultContext) -> Payload:
         if is_usage_chunk(payload):
             _shift(payload, completion=1)
+        return payload
+
+
+@register
+class UsageKeyMissingOnChunks(Fault):
+    name = "usage-key-missing-on-chunks"
+    description = "With include_usage, the chunks before the usage chunk lack the `usage` key."
+    breaks = "OpenAI: with include_usage, every chunk but the usage chunk carries usage: null."
+    hook = "payload"
+    profiles = OPENAI  # FriendliAI chunks never carry the key
+    stream = True
+
+    def alter_payload(self, payload: Payload, ctx: FaultContext) -> Payload:
+        if "usage" in payload and payload["usage"] is None:
+            del payload["usage"]
         return payload

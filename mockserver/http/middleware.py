@@ -21,7 +21,15 @@ from aiohttp import web
 from .. import sse
 from ..errors import ApiError, server_error
 from ..faults import ActiveFaults, ErrorReply, FaultContext, UnknownFaultError, parse_fault_names
-from .state import CONFIG, LIMITER, REQUEST_STATE, SERVER_FAULTS, RequestState, Route
+from .state import (
+    CONFIG,
+    FAULT_MEMORY,
+    LIMITER,
+    REQUEST_STATE,
+    SERVER_FAULTS,
+    RequestState,
+    Route,
+)
 
 log = logging.getLogger("mockserver")
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
@@ -96,7 +104,7 @@ async def gate(request: web.Request, handler: Handler) -> web.StreamResponse:
         route=route,
         faults=app[SERVER_FAULTS],
         ctx=FaultContext(profile=route.profile, operation=route.operation,  # type: ignore[arg-type]
-                         client_gone=lambda: _client_gone(request)),
+                         client_gone=lambda: _client_gone(request), memory=app[FAULT_MEMORY]),
     )
     request[REQUEST_STATE] = state
     header = request.headers.get(FAULT_HEADER)

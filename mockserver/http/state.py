@@ -45,6 +45,7 @@ ENGINE = web.AppKey("engine", Engine)
 VALIDATORS = web.AppKey("validators", dict)  # WireProfile -> RequestValidator
 SERVER_FAULTS = web.AppKey("server_faults", ActiveFaults)
 CHAOS = web.AppKey("chaos", Chaos)
+FAULT_MEMORY = web.AppKey("fault_memory", dict)  # FaultContext.memory: faults spanning requests
 LATENCY = web.AppKey("latency", Latency)
 LIMITER = web.AppKey("limiter", RateLimiter)
 CACHE = web.AppKey("cache", ResultCache)

@@ -144,3 +144,45 @@ def test_failures_carry_a_curl_command_without_secrets() -> None:
     assert result.finding is not None and result.finding.curl is not None
     assert result.finding.curl.startswith("curl -sS -N ")
     assert result.finding.evidence and '"finish_reason": ""' in result.finding.evidence
+
+
+def _completion(text: str, finish: str, *, logprobs: dict | None = None,
+                request_body: dict | None = None) -> Exchange:
+    return json_exchange(
+        {"id": "c", "object": "text_completion", "created": 1, "model": MODEL,
+         "choices": [{"index": 0, "text": text, "logprobs": logprobs, "finish_reason": finish}],
+         "usage": {"prompt_tokens": 1, "completion_tokens": 2, "total_tokens": 3}},
+        request_body=request_body or PLAIN_BODY,
+    )
+
+
+def test_a_stop_string_appended_after_end_of_text_is_stop_001s() -> None:
+    base, stop, never = "one two three", "two", "e\u2603\u2603"
+    outcome = ProbeOutcome(
+        "stop",
+        exchanges={"baseline": _completion(base, "stop"), "ns": _completion("one ", "stop"),
+                   "never": _completion(base + never, "stop")},  # ended at end-of-text
+        requests=dict.fromkeys(("baseline", "ns", "never"), PLAIN_BODY),
+        notes={"stop": stop, "expected": "one ", "baseline_text": base, "never": never},
+    )
+    outcomes = {"stop": outcome}
+    assert verdict("STOP-001", outcomes) == "FAIL"
+    assert verdict("STOP-002", outcomes) == "SKIP"
+
+
+def _echo(tokens: list[str], text: str) -> dict[str, ProbeOutcome]:
+    logprobs = {"tokens": tokens, "token_logprobs": [-0.5] * len(tokens),
+                "top_logprobs": [{t: -0.5} for t in tokens],
+                "text_offset": [0] * len(tokens)}
+    exchange = _completion(text, "length", logprobs=logprobs)
+    return {"echo": ProbeOutcome("echo", exchanges={"ns": exchange}, requests={"ns": PLAIN_BODY},
+                                 notes={"prompt": "Hi"})}
+
+
+def test_echo_logprobs_without_prompt_entries_are_echo_003s() -> None:
+    outcomes = _echo([" there", "!"], "Hi there!")
+    assert verdict("ECHO-003", outcomes) == "FAIL"
+    assert verdict("ECHO-002", outcomes) == "SKIP"
+    scored = _echo(["Hi", " there", "!"], "Hi there!")
+    assert verdict("ECHO-003", scored) == "PASS"
+    assert verdict("ECHO-002", scored) == "FAIL"  # token_logprobs[0] is not null

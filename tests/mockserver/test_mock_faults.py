@@ -69,6 +69,13 @@ def _(live: LiveServer) -> None:
     assert {ch["index"] for c in chunks for ch in c["choices"]} == {0}
 
 
+@scenario("choices-unordered")
+def _(live: LiveServer) -> None:
+    clean, faulty = both(live, "choices-unordered", body(n=3))
+    assert [c["index"] for c in clean.json()["choices"]] == [0, 1, 2]
+    assert [c["index"] for c in faulty.json()["choices"]] == [2, 1, 0]
+
+
 @scenario("prompts-swapped")
 def _(live: LiveServer) -> None:
     payload = body(prompt=["Alpha", "Beta"], echo=True, max_tokens=1, n=2)
@@ -95,6 +102,16 @@ def _(live: LiveServer) -> None:
     whole = send(live, "stop-leak-stream", payload).json()["choices"][0]["text"]
     assert stop not in whole
     assert stream_text(send(live, "stop-leak-stream", {**payload, "stream": True})) == whole + stop
+
+
+@scenario("prompt-leak-stream")
+def _(live: LiveServer) -> None:
+    payload = body(prompt=[464, 1361], temperature=0)
+    whole = send(live, "prompt-leak-stream", payload).json()["choices"][0]["text"]
+    assert stream_text(send(live, None, {**payload, "stream": True})) == whole
+    echoed = send(live, None, {**payload, "echo": True}).json()["choices"][0]["text"]
+    leaked = stream_text(send(live, "prompt-leak-stream", {**payload, "stream": True}))
+    assert leaked == echoed != whole
 
 
 @scenario("stop-ignored")
@@ -126,6 +143,31 @@ def _(live: LiveServer) -> None:
     clean, faulty = both(live, "n-identical", payload)
     assert len({c["text"] for c in clean.json()["choices"]}) > 1
     assert len({c["text"] for c in faulty.json()["choices"]}) == 1
+    unseeded = {k: v for k, v in payload.items() if k != "seed"}
+    friendli = send(live, "n-identical", unseeded, FRIENDLI).json()["choices"]
+    assert len({c["text"] for c in friendli}) == 1 and len({c["seed"] for c in friendli}) == 1
+    listed = send(live, "n-identical", {**payload, "n": 2, "seed": [11, 22]}, FRIENDLI)
+    assert [c["seed"] for c in listed.json()["choices"]] == [11, 22]  # a seed list is honoured
+
+
+@scenario("stop-tokens-ignored")
+def _(live: LiveServer) -> None:
+    payload = {"model": MODEL, "prompt": "The Python language", "max_tokens": 8,
+               "temperature": 0}
+    tokens = send(live, None, payload, FRIENDLI).json()["choices"][0]["tokens"]
+    k = next(k for k in range(1, len(tokens) - 1) if tokens[k] not in tokens[:k])
+    stopped = {**payload, "stop_tokens": [{"tokens": [tokens[k]]}]}
+    clean, faulty = both(live, "stop-tokens-ignored", stopped, FRIENDLI)
+    assert clean.json()["choices"][0]["finish_reason"] == "stop"
+    assert len(clean.json()["choices"][0]["tokens"]) <= k + 1
+    assert faulty.json()["choices"][0]["tokens"] == tokens
+
+
+@scenario("best-of-equal-n-rejected")
+def _(live: LiveServer) -> None:
+    clean, faulty = both(live, "best-of-equal-n-rejected", body(n=2, best_of=2))
+    assert clean.status == 200 and (faulty.status, faulty.error["param"]) == (400, "best_of")
+    assert send(live, "best-of-equal-n-rejected", body(n=1, best_of=3)).status == 200
 
 
 @scenario("best-of-ignored")
@@ -231,6 +273,34 @@ def _(live: LiveServer) -> None:
     assert logprobs_of(faulty)["top_logprobs"][0] is not None
 
 
+@scenario("logprobs-top-missing-chosen")
+def _(live: LiveServer) -> None:
+    clean, faulty = both(live, "logprobs-top-missing-chosen", body(logprobs=0, temperature=0))
+    tokens = logprobs_of(clean)["tokens"]
+    assert [list(top) for top in logprobs_of(clean)["top_logprobs"]] == [[t] for t in tokens]
+    assert logprobs_of(faulty)["top_logprobs"] == [{} for _ in tokens]
+    greedy = body(logprobs=2, temperature=0)  # the sampled token is the most likely one
+    assert logprobs_of(send(live, "logprobs-top-missing-chosen", greedy)) == \
+        logprobs_of(send(live, None, greedy))
+
+
+@scenario("echo-prompt-logprobs-missing")
+def _(live: LiveServer) -> None:
+    prompt = body()["prompt"]
+    clean, faulty = both(live, "echo-prompt-logprobs-missing",
+                         body(echo=True, logprobs=1, temperature=0))
+    whole, cut = logprobs_of(clean), logprobs_of(faulty)
+    skip = sum(1 for offset in whole["text_offset"] if offset < len(prompt))
+    assert skip > 0 and cut["tokens"] == whole["tokens"][skip:]
+    assert cut["text_offset"][0] == len(prompt) and cut["token_logprobs"][0] is not None
+    assert faulty.json()["choices"][0]["text"].startswith(prompt)
+    scored = body(prompt=[464, 1361], echo=True, logprobs=0, max_tokens=0)
+    assert logprobs_of(send(live, "echo-prompt-logprobs-missing", scored))["tokens"] == []
+    streamed_reply = send(live, "echo-prompt-logprobs-missing", {**scored, "stream": True})
+    assert sum(len(ch["logprobs"]["tokens"]) for c in chunk_list(streamed_reply)
+               for ch in c["choices"]) == 2  # streams are left alone
+
+
 @scenario("logprobs-arrays-unequal")
 def _(live: LiveServer) -> None:
     logprobs = logprobs_of(send(live, "logprobs-arrays-unequal", body(logprobs=1)))
@@ -284,6 +354,27 @@ def _(live: LiveServer) -> None:
     assert b"temperature" in faulty.data and not faulty.data.startswith(b"{")
 
 
+@scenario("error-param-missing")
+def _(live: LiveServer) -> None:
+    clean, faulty = both(live, "error-param-missing", body(temperature=3))
+    assert (clean.status, clean.error["param"]) == (400, "temperature")
+    assert (faulty.status, faulty.error["param"]) == (400, None)
+    assert faulty.error["message"] == clean.error["message"]
+
+
+@scenario("error-cached")
+def _(live: LiveServer) -> None:
+    assert send(live, "error-cached", body(temperature=3)).status == 400
+    corrected = send(live, "error-cached", body())
+    assert (corrected.status, corrected.error["param"]) == (400, "temperature")
+    assert send(live, None, body()).status == 200
+    assert send(live, "error-cached", body(max_tokens=5)).status == 200
+    friendli = {"model": MODEL, "prompt": "Hi", "max_tokens": 2}
+    assert send(live, "error-cached", {**friendli, "n": 0}, FRIENDLI).status == 422
+    assert send(live, "error-cached", friendli, FRIENDLI).status == 422
+    assert send(live, "error-cached", friendli).status == 200  # another route, another key
+
+
 @scenario("error-in-stream")
 def _(live: LiveServer) -> None:
     faulty = send(live, "error-in-stream", body(temperature=3, stream=True))
@@ -329,6 +420,14 @@ def _(live: LiveServer) -> None:
     assert isinstance(faulty.json(), list) and faulty.json()[0]["id"] == MODEL
 
 
+@scenario("model-unlisted")
+def _(live: LiveServer) -> None:
+    clean = live.call("GET", "/v1/models")
+    faulty = live.call("GET", "/v1/models", headers={"X-Mock-Fault": "model-unlisted"})
+    assert [m["id"] for m in clean.json()["data"]] == [MODEL]
+    assert faulty.json() == {"object": "list", "data": []}
+
+
 @scenario("token-field-missing")
 def _(live: LiveServer) -> None:
     payload = {"model": MODEL, "prompt": "Hi", "max_tokens": 3, "stream": True}
@@ -342,6 +441,20 @@ def _(live: LiveServer) -> None:
     payload = {"model": MODEL, "prompt": "Hi", "max_tokens": 3}
     clean, faulty = both(live, "choice-seed-missing", payload, FRIENDLI)
     assert "seed" in clean.json()["choices"][0] and "seed" not in faulty.json()["choices"][0]
+
+
+@scenario("stream-token-ids-differ")
+def _(live: LiveServer) -> None:
+    payload = {"model": MODEL, "prompt": "Hi", "max_tokens": 3, "temperature": 0}
+
+    def ids(reply: Reply) -> list[int]:
+        return [ch["token"] for c in chunk_list(reply) for ch in c["choices"] if "token" in ch]
+
+    streaming = {**payload, "stream": True}
+    clean, faulty = both(live, "stream-token-ids-differ", streaming, FRIENDLI)
+    assert ids(faulty) == [t + 1 for t in ids(clean)] and ids(clean)
+    whole = send(live, "stream-token-ids-differ", payload, FRIENDLI).json()["choices"][0]
+    assert whole["tokens"] == ids(clean)
 
 
 # -- the table ----------------------------------------------------------------------------

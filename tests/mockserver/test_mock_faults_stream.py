@@ -142,6 +142,14 @@ def _(live: LiveServer) -> None:
     assert chunks[-1]["usage"] and chunks[-1]["choices"] != []
 
 
+@scenario("usage-key-missing-on-chunks")
+def _(live: LiveServer) -> None:
+    clean, faulty = both(live, "usage-key-missing-on-chunks", streamed())
+    assert all("usage" in c for c in chunk_list(clean))
+    chunks = chunk_list(faulty)
+    assert [c for c in chunks if "usage" in c] == [chunks[-1]] and chunks[-1]["usage"]
+
+
 @scenario("usage-completion-off-by-one")
 def _(live: LiveServer) -> None:
     clean, faulty = both(live, "usage-completion-off-by-one", body())
@@ -182,6 +190,15 @@ def _(live: LiveServer) -> None:
     assert send(live, "object-wrong", body()).json()["object"] == "text.completion"
     assert {c["object"] for c in chunk_list(send(live, "object-wrong", streamed()))} == {
         "text.completion"}
+
+
+@scenario("field-wrong-type")
+def _(live: LiveServer) -> None:
+    clean, faulty = both(live, "field-wrong-type", body())
+    assert isinstance(clean.json()["created"], int)
+    assert isinstance(faulty.json()["created"], str) and faulty.json()["created"].isdigit()
+    created = {type(c["created"]) for c in chunk_list(send(live, "field-wrong-type", streamed()))}
+    assert created == {str}
 
 
 @pytest.mark.parametrize("name", module_scenarios(__name__))
