@@ -245,7 +245,7 @@ def openai_usage_present(ctx: CheckContext) -> None:
 
 
 @rule(
-    "USAGE-011", SHOULD, "Other chunks carry usage: null",
+    "USAGE-011", MUST, "Other chunks carry usage: null",
     requirement="With include_usage true, every chunk but the usage chunk carries "
     '"usage": null (OpenAI: "All other chunks will also include a usage field, but with a '
     'null value").',
