@@ -23,8 +23,24 @@ def _reject_constant(name: str) -> float:
     raise ValueError(f"{name} is not valid JSON")
 
 
+_DECODER = json.JSONDecoder(parse_constant=_reject_constant)
+"""What ``json.loads(text, parse_constant=_reject_constant)`` builds on every call."""
+
+
+def _loads(text: str) -> JSON:
+    """``json.loads(text, parse_constant=_reject_constant)``, without a decoder per call."""
+    if text.startswith("\ufeff"):  # as json.loads does for str input
+        raise json.JSONDecodeError("Unexpected UTF-8 BOM (decode using utf-8-sig)", text, 0)
+    return _DECODER.decode(text)
+
+
 async def read_json(request: web.Request, *, max_bytes: int, invalid_status: int) -> JSON:
     """The parsed body; raises :class:`ApiError` 413, 415 or ``invalid_status``."""
+    return parse_json(await read_body(request, max_bytes=max_bytes), invalid_status)
+
+
+async def read_body(request: web.Request, *, max_bytes: int) -> bytes:
+    """The raw body of a JSON request; raises :class:`ApiError` 413 or 415."""
     media_type = request.content_type  # aiohttp lower-cases and strips parameters
     if media_type != "application/json" and not media_type.endswith("+json"):
         raise ApiError(
@@ -46,6 +62,12 @@ async def read_json(request: web.Request, *, max_bytes: int, invalid_status: int
         raise _too_large(max_bytes) from None
     if len(raw) > max_bytes:
         raise _too_large(max_bytes)
+    return raw
+
+
+def parse_json(raw: bytes, invalid_status: int) -> JSON:
+    """``raw`` (a body from :func:`read_body`) parsed; raises :class:`ApiError`
+    ``invalid_status`` for an empty body, bad UTF-8, bad JSON or a lone surrogate escape."""
     if not raw.strip():
         raise ApiError(invalid_status, "The request body is empty: send a JSON object.",
                        code="invalid_json")
@@ -56,7 +78,7 @@ async def read_json(request: web.Request, *, max_bytes: int, invalid_status: int
                        f"The request body is not valid UTF-8 (byte {error.start}).",
                        code="invalid_encoding") from None
     try:
-        body = json.loads(text, parse_constant=_reject_constant)
+        body = _loads(text)
     except (ValueError, RecursionError) as error:
         raise ApiError(invalid_status, f"The request body is not valid JSON: {error}",
                        code="invalid_json") from None

@@ -8,6 +8,12 @@ without running the engine. Answers are identical either way; only the time diff
 is the request body as handed to the engine (after ``body`` faults) in canonical JSON, plus
 the wire profile, so a hit skips the conversion to a :class:`GenerationRequest` too. Unseeded
 sampling is never cached; ``--cache-entries 0`` turns the cache off.
+
+On top of that, a non-streamed deterministic answer is kept *rendered* (an :class:`Answer`),
+keyed by the wire profile and the exact body bytes, for requests that no fault, chaos or
+rate limit can touch: a repeat of the same bytes then skips parsing, validation and rendering
+too. The rendered body is kept without its identity (``id``, ``created``), which is drawn
+fresh for every answer, so the bytes are those of the full path but for those two fields.
 """
 
 from __future__ import annotations
@@ -15,6 +21,7 @@ from __future__ import annotations
 import json
 from collections import OrderedDict
 from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
 
 from reference_engine.results import Completion, Event, UsageEvent
 from spec import JSON
@@ -22,7 +29,20 @@ from spec import JSON
 MAX_EVENTS_PER_ENTRY = 4096
 """Longer streams are not kept: a few huge entries must not crowd out many small ones."""
 
+MAX_ANSWER_BODY_BYTES = 64 * 1024
+"""Longer request bodies are not kept as answer keys (nor answers over 256 KiB)."""
+MAX_ANSWER_BYTES = 256 * 1024
+
 CacheKey = tuple[str, str]
+AnswerKey = tuple[str, bytes]
+
+
+@dataclass(frozen=True)
+class Answer:
+    """A rendered non-streamed answer, minus its identity prefix (see ``identity_prefix``)."""
+
+    tail: bytes
+    completion_tokens: int
 
 
 class ResultCache:
@@ -33,6 +53,7 @@ class ResultCache:
         self._items: OrderedDict[tuple[str, CacheKey], Completion | tuple[Event, ...]] = (
             OrderedDict()
         )
+        self._answers: OrderedDict[AnswerKey, Answer] = OrderedDict()
         self.hits = 0
 
     def key(self, profile: str, params: Mapping[str, JSON]) -> CacheKey | None:
@@ -42,6 +63,29 @@ class ResultCache:
         if params.get("temperature") != 0 and params.get("seed") is None:
             return None
         return profile, json.dumps(params, sort_keys=True, separators=(",", ":"))
+
+    def answer_key(self, profile: str, raw: bytes) -> AnswerKey | None:
+        """The key of a rendered answer for these body bytes, or None (not kept)."""
+        if self.entries <= 0 or len(raw) > MAX_ANSWER_BODY_BYTES:
+            return None
+        return profile, raw
+
+    def answer(self, key: AnswerKey | None) -> Answer | None:
+        if key is None:
+            return None
+        value = self._answers.get(key)
+        if value is not None:
+            self._answers.move_to_end(key)
+            self.hits += 1
+        return value
+
+    def keep_answer(self, key: AnswerKey | None, answer: Answer) -> None:
+        if key is None or len(answer.tail) > MAX_ANSWER_BYTES:
+            return
+        self._answers[key] = answer
+        self._answers.move_to_end(key)
+        while len(self._answers) > self.entries:
+            self._answers.popitem(last=False)
 
     def _get(self, kind: str, key: CacheKey | None) -> Completion | tuple[Event, ...] | None:
         if key is None:

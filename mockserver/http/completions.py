@@ -4,6 +4,10 @@ One handler serves both routes; the route says which wire profile applies. Order
 validation (schema, cross-field rules, model), ``validation`` faults, ``body`` faults, wire
 conversion, the engine's own checks -- all before a byte of the answer is sent. Then: parse,
 call the engine, serialise.
+
+A repeat of a deterministic non-streamed request that nothing can bend (no fault, no chaos,
+no rate limit) is answered from the result cache's rendered answers, keyed by its exact body
+bytes: only the media type and size checks run again, and a fresh ``id`` / ``created``.
 """
 
 from __future__ import annotations
@@ -27,11 +31,13 @@ from ..wire import (
     WireOptions,
     build_request,
     completion_body,
+    identity_prefix,
     integral_numbers,
     stream_chunks,
+    stream_frames,
 )
-from .body import read_json
-from .cache import CacheKey
+from .body import parse_json, read_body
+from .cache import Answer, AnswerKey, CacheKey
 from .ratelimit import Admission
 from .state import (
     CACHE,
@@ -56,18 +62,25 @@ async def completions(request: web.Request) -> web.StreamResponse:
     state = request[REQUEST_STATE]
     app, ctx = request.app, state.ctx
     checker = validator(app, state.route.profile)
-    ticket = app[CHAOS].ticket()
+    chaos = app[CHAOS]
+    ticket = chaos.ticket()
     body: JSON = None
     error: ApiError | None = None
+    answer_key: AnswerKey | None = None
     try:
-        body = await read_json(request, max_bytes=app[CONFIG].max_body_bytes,
-                               invalid_status=checker.status)
+        raw = await read_body(request, max_bytes=app[CONFIG].max_body_bytes)
+        if not state.faults and not chaos.enabled and LIMITER not in app:
+            answer_key = app[CACHE].answer_key(checker.profile, raw)
+            answer = app[CACHE].answer(answer_key)
+            if answer is not None:
+                return await _answer(request, answer)
+        body = parse_json(raw, checker.status)
         ctx.body = body if isinstance(body, dict) else None
         ctx.stream = isinstance(body, dict) and body.get("stream") is True
         checker.validate(body)
     except ApiError as raised:
         error = raised
-    state.add_fault(app[CHAOS].pick(ticket, ctx, invalid=error is not None))
+    state.add_fault(chaos.pick(ticket, ctx, invalid=error is not None))
     verdict = state.faults.judge(Verdict(body, error), ctx)
     if verdict.error is not None:
         raise verdict.error
@@ -85,14 +98,26 @@ async def completions(request: web.Request) -> web.StreamResponse:
     try:
         if options.stream:
             return await _stream(request, state, params, key, identity, options)
-        return await _complete(request, state, params, key, identity, options)
+        return await _complete(request, state, params, key, identity, options,
+                               answer_key=answer_key if key is not None and not state.faults
+                               else None)
     except InvalidRequestError as engine_error:
         raise checker.engine_error(engine_error) from None
 
 
+async def _answer(request: web.Request, answer: Answer) -> web.Response:
+    """A kept answer with a fresh identity (the model and fingerprint are in its tail)."""
+    identity = Identity.new(model="")
+    delay = request.app[LATENCY].whole(answer.completion_tokens)
+    if delay > 0:
+        await asyncio.sleep(delay)
+    prefix = identity_prefix(identity, profile=request[REQUEST_STATE].route.profile)
+    return web.Response(body=prefix + answer.tail, headers={"Content-Type": JSON_TYPE})
+
+
 async def _complete(request: web.Request, state: RequestState, params: dict[str, JSON],
                     key: CacheKey | None, identity: Identity,
-                    options: WireOptions) -> web.Response:
+                    options: WireOptions, *, answer_key: AnswerKey | None = None) -> web.Response:
     completion = await _completion(request.app, state, params, key)
     body = completion_body(completion, identity, profile=state.route.profile,
                            suffix=options.suffix)
@@ -103,8 +128,13 @@ async def _complete(request: web.Request, state: RequestState, params: dict[str,
     _charge(request, state.admission, completion.usage.prompt_tokens
             + completion.usage.completion_tokens)
     headers = state.faults.alter_headers({"Content-Type": JSON_TYPE}, state.ctx)
-    return web.Response(body=sse.encode_json(body if altered is None else altered),
-                        headers=headers)
+    encoded = sse.encode_json(body if altered is None else altered)
+    if answer_key is not None:
+        prefix = identity_prefix(identity, profile=state.route.profile)
+        if encoded.startswith(prefix):
+            request.app[CACHE].keep_answer(
+                answer_key, Answer(encoded[len(prefix):], completion.usage.completion_tokens))
+    return web.Response(body=encoded, headers=headers)
 
 
 async def _completion(app: web.Application, state: RequestState, params: dict[str, JSON],
@@ -133,18 +163,25 @@ async def _stream(request: web.Request, state: RequestState, params: dict[str, J
         source = engine.stream(build_request(params, profile=state.route.profile))
         events = cache.recording(key, source)
     usage: list[int] = []
-    chunks = stream_chunks(_tap_usage(events, usage), identity, profile=state.route.profile,
-                           include_usage=options.include_usage, logprobs=options.logprobs,
-                           suffix=options.suffix)
-    frames = state.faults.alter_frames(sse.frames(state.faults.alter_chunks(chunks, state.ctx)),
-                                       state.ctx)
+    latency = request.app[LATENCY]
+    frames: Iterator[sse.Frame | bytes]
+    if not state.faults and not latency.enabled:  # nothing needs the chunks: straight to bytes
+        frames = stream_frames(_tap_usage(events, usage), identity, profile=state.route.profile,
+                               include_usage=options.include_usage, logprobs=options.logprobs,
+                               suffix=options.suffix)
+    else:
+        chunks = stream_chunks(_tap_usage(events, usage), identity, profile=state.route.profile,
+                               include_usage=options.include_usage, logprobs=options.logprobs,
+                               suffix=options.suffix)
+        frames = state.faults.alter_frames(
+            sse.frames(state.faults.alter_chunks(chunks, state.ctx)), state.ctx)
     headers = state.faults.alter_headers(
         {"Content-Type": sse.CONTENT_TYPE, "Cache-Control": "no-cache",
          "X-Accel-Buffering": "no"},
         state.ctx,
     )
     response = await send_stream(request, frames, headers=headers, faults=state.faults,
-                                 ctx=state.ctx, latency=request.app[LATENCY],
+                                 ctx=state.ctx, latency=latency,
                                  close=getattr(source, "close", _nothing))
     _charge(request, state.admission, sum(usage))
     return response

@@ -113,9 +113,10 @@ async def gate(request: web.Request, handler: Handler) -> web.StreamResponse:
             state.faults = ActiveFaults((*state.faults.faults, *parse_fault_names([header])))
         except UnknownFaultError as error:
             raise ApiError(400, str(error), param=None, code="unknown_fault") from None
-    key = _check_api_key(request) or _bearer_token(request)
+    key = _check_api_key(request)
     limiter = app.get(LIMITER)
     if limiter is not None:
+        key = key or _bearer_token(request)
         state.admission = limiter.admit(f"key:{key}" if key else f"client:{request.remote}")
     return await handler(request)
 

@@ -43,7 +43,7 @@ def is_token_frame(frame: Frame) -> bool:
 
 async def send_stream(
     request: web.Request,
-    frames: Iterator[Frame],
+    frames: Iterator[Frame | bytes],
     *,
     headers: Mapping[str, str],
     faults: ActiveFaults,
@@ -51,7 +51,10 @@ async def send_stream(
     latency: Latency,
     close: Callable[[], None],
 ) -> web.StreamResponse:
-    """Write ``frames`` as they come; ``close`` stops the engine (always called)."""
+    """Write ``frames`` as they come; ``close`` stops the engine (always called).
+
+    ``frames`` may be plain bytes (one event each) when no fault and no latency applies.
+    """
     response = web.StreamResponse(status=200, headers=headers)
     # Writer faults count writes and bytes, so they get one write per event.
     coalesce = not faults.has("writer", ctx)
@@ -80,7 +83,7 @@ async def send_stream(
     return response
 
 
-async def _pump(frames: Iterator[Frame], write: Write, latency: Latency, *,
+async def _pump(frames: Iterator[Frame | bytes], write: Write, latency: Latency, *,
                 coalesce: bool) -> None:
     """Send each event as the engine produces it.
 
@@ -92,6 +95,13 @@ async def _pump(frames: Iterator[Frame], write: Write, latency: Latency, *,
     pending: list[bytes] = []
     first = True
     for count, frame in enumerate(frames, start=1):
+        if isinstance(frame, bytes):  # a plain event: no latency, no writer fault
+            pending.append(frame)
+            if len(pending) >= YIELD_EVERY:
+                await write(b"".join(pending))
+                pending.clear()
+                await asyncio.sleep(0)
+            continue
         if latency.enabled and is_token_frame(frame):
             if pending:
                 await write(b"".join(pending))

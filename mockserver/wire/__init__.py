@@ -6,14 +6,14 @@ it. ``build_request`` reads a request body of either route; ``completion_body`` 
 ``spec/completions.yaml``; ``Identity`` is drawn once per request.
 """
 
-from .chunks import stream_chunks
+from .chunks import stream_chunks, stream_frames
 from .cli import render_cli
 from .identity import Identity
 from .logprobs import logprobs_object, usage_object
 from .options import WireOptions
 from .profiles import WIRE_PROFILES, WireProfile, wire_profile
 from .requests import build_request, integral_numbers
-from .responses import completion_body
+from .responses import completion_body, identity_prefix
 
 __all__ = [
     "WIRE_PROFILES",
@@ -22,10 +22,12 @@ __all__ = [
     "WireProfile",
     "build_request",
     "completion_body",
+    "identity_prefix",
     "integral_numbers",
     "logprobs_object",
     "render_cli",
     "stream_chunks",
+    "stream_frames",
     "usage_object",
     "wire_profile",
 ]

@@ -16,11 +16,13 @@ no ``token``.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
+from json.encoder import encode_basestring
 
 from reference_engine.results import Event, FinishEvent, LogprobEntry, TextEvent, UsageEvent
 from spec import JSON
 
+from ..sse import done_event, encode_json, event
 from .identity import Identity
 from .logprobs import logprobs_object, usage_object
 from .profiles import wire_profile
@@ -125,3 +127,76 @@ class _FriendliChunks:
 
 def _logprobs(entries: tuple[LogprobEntry, ...], requested: bool) -> JSON:
     return logprobs_object(entries) if requested else None
+
+
+# -- the same stream as SSE bytes, without the chunk dicts ---------------------------------
+
+_MARK = "\x00mock-choices\x00"
+_MARK_JSON = encode_json([_MARK])
+_NULL = b"null"
+
+
+def _json_str(text: str) -> bytes:
+    """``encode_json(text)`` for a string."""
+    return encode_basestring(text).encode("utf-8")
+
+
+def stream_frames(
+    events: Iterable[Event],
+    identity: Identity,
+    *,
+    profile: str,
+    include_usage: bool,
+    logprobs: bool = False,
+    suffix: str | None = None,
+) -> Iterator[bytes]:
+    """The bytes of ``sse.frames(stream_chunks(...))``, event by event, byte for byte.
+
+    For streams no fault bends (they need the chunks): each token chunk is the identity's
+    bytes, fixed for the stream, around its choice, rendered straight to JSON.
+    """
+    friendli = wire_profile(profile) == "friendli"
+    render: _FriendliChunks | _OpenAIChunks = (
+        _FriendliChunks(identity, logprobs) if friendli
+        else _OpenAIChunks(identity, logprobs, include_usage, suffix or "")
+    )
+    # The chunk around its choice: a chunk with a marker for a choice, split at the marker.
+    # Everything before ``choices`` and after it is the same in every choice chunk.
+    sample = render.choice(FinishEvent(0, "stop", "", (), 0, (), 0))
+    sample["choices"] = [_MARK]
+    before, found, after = encode_json(sample).rpartition(_MARK_JSON[1:-1])
+    if not found:  # pragma: no cover - the marker is always there
+        raise AssertionError("chunk template")
+    before, after = b"data: " + before, after + b"\n\n"
+    choice: Callable[[TextEvent | FinishEvent, bytes, str], bytes] = (
+        _friendli_choice_bytes if friendli else _openai_choice_bytes
+    )
+    suffix = "" if friendli else suffix or ""
+    for item in events:
+        if isinstance(item, UsageEvent):
+            if include_usage:
+                yield event(encode_json(render.usage(item)))
+            continue
+        lp = encode_json(logprobs_object(item.logprobs)) if logprobs else _NULL
+        yield before + choice(item, lp, suffix) + after
+    yield done_event()
+
+
+def _openai_choice_bytes(item: TextEvent | FinishEvent, lp: bytes, suffix: str) -> bytes:
+    if isinstance(item, FinishEvent):
+        text, reason = item.text + suffix, _json_str(item.finish_reason)
+    else:
+        text, reason = item.text, _NULL
+    return b'{"index":%d,"text":%s,"logprobs":%s,"finish_reason":%s}' % (
+        item.index, _json_str(text), lp, reason)
+
+
+def _friendli_choice_bytes(item: TextEvent | FinishEvent, lp: bytes, suffix: str) -> bytes:
+    if isinstance(item, FinishEvent):
+        return b'{"index":%d,"text":%s,"finish_reason":%s,"logprobs":%s}' % (
+            item.index, _json_str(item.text), _json_str(item.finish_reason), lp)
+    if item.token_id is None:
+        return b'{"index":%d,"text":%s,"finish_reason":null,"logprobs":%s}' % (
+            item.index, _json_str(item.text), lp)
+    return b'{"index":%d,"text":%s,"token":%d,"finish_reason":null,"logprobs":%s}' % (
+        item.index, _json_str(item.text), item.token_id, lp)

@@ -9,9 +9,12 @@ specification's examples.
 
 from __future__ import annotations
 
+import re
+
 from reference_engine.results import Choice, Completion
 from spec import JSON
 
+from ..sse import encode_json
 from .identity import Identity
 from .logprobs import logprobs_object, usage_object
 from .profiles import wire_profile
@@ -69,3 +72,22 @@ def _friendli_choice(choice: Choice) -> dict[str, JSON]:
         body["logprobs"] = logprobs_object(choice.logprobs)
     body["finish_reason"] = choice.finish_reason
     return body
+
+
+def identity_prefix(identity: Identity, *, profile: str) -> bytes:
+    """The first bytes of ``encode_json(completion_body(...))``: ``{"id":...,"object":...,``
+    and, on OpenAI's route, ``"created":...,``. Everything after them does not depend on the
+    identity's ``id`` and ``created`` (the mock's answer memo keeps only that tail)."""
+    if _PLAIN_ID.fullmatch(identity.id) is None:  # never for Identity.new's ids
+        head: dict[str, JSON] = {"id": identity.id, "object": OBJECT}
+        if wire_profile(profile) != "friendli":
+            head["created"] = identity.created
+        return encode_json(head)[:-1] + b","
+    start = b'{"id":"' + identity.id.encode("ascii") + _AFTER_ID
+    if wire_profile(profile) == "friendli":
+        return start
+    return start + b'"created":' + str(int(identity.created)).encode("ascii") + b","
+
+
+_PLAIN_ID = re.compile(r"[A-Za-z0-9_-]*")
+_AFTER_ID = b'","object":"' + OBJECT.encode("ascii") + b'",'

@@ -49,6 +49,11 @@ def _wants_order_hint(params: SamplingParams, vocab_size: int) -> bool:
     return params.temperature > 0.0 and params.top_p < 1.0 and not 0 < params.top_k < vocab_size
 
 
+def _static_context(params: SamplingParams) -> bool:
+    """Whether the loop may keep the first :class:`SamplingContext` (see ``events``)."""
+    return not params.has_logit_processors
+
+
 @dataclass(frozen=True)
 class Prompt:
     """A tokenized prompt and the text it stands for (echoed verbatim)."""
@@ -164,24 +169,39 @@ class ChoiceRun:
 
         reason: FinishReason = "length"
         cut_by_stop_string = False
+        # Without history-based processors (penalties, bans, json_object) the context is read
+        # for ``num_generated < min_tokens`` only, and ``process_logits`` gives the same array
+        # for every step on the same side of ``min_tokens``: the first context serves them
+        # all, and is never advanced.
+        static_ctx = _static_context(spec.params)
+        forced = spec.forced
+        params = spec.params
+        utf8_filters = self._utf8
         while len(sampled) < spec.max_new_tokens:
             context = history[-(order - 1):] if order > 1 else ()
             logprobs = model.logprobs(context)  # type: ignore[attr-defined]
-            processed = process_logits(logprobs, ctx)
             step = len(sampled)
-            if step < len(spec.forced):
-                token = spec.forced[step]
+            if static_ctx and step >= params.min_tokens:
+                processed = logprobs  # what process_logits returns with every processor off
+            else:
+                processed = process_logits(logprobs, ctx)
+            if step < len(forced):
+                token = forced[step]
+            elif static_ctx:  # no json_object: no token filter but UTF-8's
+                token = sample(processed, params, rng, allowed=utf8_filters[waiting],
+                               order=descending)
             else:
                 json_filter = ctx.token_filter()
-                utf8 = self._utf8[waiting]
+                utf8 = utf8_filters[waiting]
                 allowed = utf8 if json_filter is None else AllOf(json_filter, utf8)
-                token = sample(processed, spec.params, rng, allowed=allowed, order=descending)
+                token = sample(processed, params, rng, allowed=allowed, order=descending)
             logprob = finite_logprob(processed[token])
             self.logprob_sum += logprob
             self.sampled += 1
             sampled.append(token)
             history.append(token)
-            ctx = ctx.advance(token)
+            if not static_ctx:
+                ctx = ctx.advance(token)
             if token in spec.eos_ids:
                 reason = "stop"
                 break

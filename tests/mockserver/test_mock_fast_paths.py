@@ -1,0 +1,161 @@
+"""The mock's fast paths give the bytes of its plain paths.
+
+Kept answers (a repeat of a deterministic non-streamed body) differ from a freshly rendered
+answer in ``id`` and ``created`` only; streams rendered straight to bytes equal the chunk
+dicts framed by ``sse``; the identity prefix is the start of the rendered body.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+import pytest
+from mock_live import ENGINE, MODEL
+
+from mockserver import sse
+from mockserver.http.state import CACHE
+from mockserver.wire import (
+    Identity,
+    WireOptions,
+    build_request,
+    completion_body,
+    identity_prefix,
+    stream_chunks,
+    stream_frames,
+)
+
+OPENAI = "/v1/completions"
+FRIENDLI = "/dedicated/v1/completions"
+ID_OR_CREATED = re.compile(rb'"id":"cmpl-[0-9a-f]{32}"|"created":\d+')
+
+BODIES: list[dict[str, Any]] = [
+    {"prompt": "The Python language", "max_tokens": 6},
+    {"prompt": "Hi", "max_tokens": 5, "n": 2, "logprobs": 2},
+    {"prompt": ["One", "Two"], "max_tokens": 4, "stop": ["e", " "]},
+    {"prompt": "caf\u00e9 \u2603 \"quoted\" \\ back", "max_tokens": 8, "temperature": 0},
+    {"prompt": "The", "max_tokens": 7, "min_tokens": 3, "top_p": 0.5, "top_k": 20},
+]
+OPENAI_ONLY: list[dict[str, Any]] = [
+    {"prompt": "The", "max_tokens": 4, "echo": True, "logprobs": 1, "suffix": " \u00e9nd\n"},
+    {"prompt": [464, 1136], "max_tokens": 3, "best_of": 2, "n": 1},
+]
+FRIENDLI_ONLY: list[dict[str, Any]] = [
+    {"tokens": [464, 1136], "max_tokens": 4, "stop_tokens": [{"tokens": [13]}]},
+    {"prompt": "Hi", "max_tokens": 3, "forced_output_tokens": [198, 13]},
+]
+
+
+def cases() -> list[tuple[str, dict[str, Any]]]:
+    out = [(path, body) for path in (OPENAI, FRIENDLI) for body in BODIES]
+    out += [(OPENAI, body) for body in OPENAI_ONLY]
+    out += [(FRIENDLI, body) for body in FRIENDLI_ONLY]
+    return [(path, {"model": MODEL, "seed": 11, **body}) for path, body in out]
+
+
+def without_identity(data: bytes) -> bytes:
+    return ID_OR_CREATED.sub(b"", data)
+
+
+@pytest.mark.parametrize(("path", "body"), cases())
+def test_kept_answers_equal_rendered_ones_but_for_id_and_created(
+    make_server: Any, path: str, body: dict[str, Any]
+) -> None:
+    live = make_server()
+    first = live.post(path, body)
+    assert first.status == 200, first.data
+    second = live.post(path, body)
+    third = live.post(path, body)
+    assert live.app[CACHE].hits == 2
+    assert second.data != first.data  # a fresh id
+    for reply in (second, third):
+        assert reply.status == 200
+        assert reply.headers["content-type"] == first.headers["content-type"]
+        assert without_identity(reply.data) == without_identity(first.data)
+        kept, rendered = reply.json(), first.json()
+        assert kept["id"] != rendered["id"] and re.fullmatch(r"cmpl-[0-9a-f]{32}", kept["id"])
+        assert ("created" in kept) == ("created" in rendered) == (path == OPENAI)
+        assert {**kept, "id": None, "created": None} == {**rendered, "id": None, "created": None}
+
+
+def test_unseeded_and_bent_requests_are_not_answered_from_kept_answers(
+    make_server: Any,
+) -> None:
+    live = make_server()
+    seeded = {"model": MODEL, "prompt": "Hi", "max_tokens": 3, "seed": 1}
+    live.post(OPENAI, seeded)
+    bent = live.post(OPENAI, seeded, headers={"X-Mock-Fault": "object-wrong"})
+    assert bent.json()["object"] != "text_completion"
+    assert live.post(OPENAI, seeded).json()["object"] == "text_completion"
+    unseeded = {"model": MODEL, "prompt": "Hi", "max_tokens": 3}
+    hits = live.app[CACHE].hits
+    live.post(OPENAI, unseeded)
+    live.post(OPENAI, unseeded)
+    assert live.app[CACHE].hits == hits
+    # The same bytes on the other route are another request, with that route's answer.
+    other = live.post(FRIENDLI, seeded).json()
+    assert "created" not in other and "tokens" in other["choices"][0]
+
+
+def test_kept_answers_still_check_the_media_type(make_server: Any) -> None:
+    live = make_server()
+    raw = json.dumps({"model": MODEL, "prompt": "Hi", "max_tokens": 2, "seed": 1}).encode()
+    assert live.post(OPENAI, raw=raw, headers={"Content-Type": "application/json"}).status == 200
+    assert live.post(OPENAI, raw=raw, headers={"Content-Type": "text/plain"}).status == 415
+
+
+@pytest.mark.parametrize(("path", "body"), cases())
+@pytest.mark.parametrize("include_usage", [False, True])
+def test_streams_rendered_to_bytes_equal_framed_chunks(
+    path: str, body: dict[str, Any], include_usage: bool
+) -> None:
+    if body.get("best_of"):
+        pytest.skip("best_of > 1 cannot be streamed")
+    profile = "openai" if path == OPENAI else "friendli"
+    options = WireOptions.from_body(body, profile=profile)
+    identity = Identity.new(model=MODEL,
+                            system_fingerprint=ENGINE.fingerprint if profile == "openai" else None)
+    events = list(ENGINE.stream(build_request(body, profile=profile)))
+    kwargs = {"profile": profile, "include_usage": include_usage, "logprobs": options.logprobs,
+              "suffix": options.suffix}
+    expected = b"".join(f.data for f in sse.frames(stream_chunks(events, identity, **kwargs)))
+    assert b"".join(stream_frames(events, identity, **kwargs)) == expected
+
+
+def test_streams_served_fast_equal_streams_served_through_chunks(make_server: Any) -> None:
+    live = make_server()
+    body = {"model": MODEL, "prompt": "Hi", "max_tokens": 6, "seed": 5, "stream": True,
+            "stream_options": {"include_usage": True}, "logprobs": 1}
+    fast = live.post(OPENAI, body)
+    # A fault that touches nothing of this request's answer forces the chunk path.
+    slow = live.post(OPENAI, body, headers={"X-Mock-Fault": "object-wrong"})
+    fast_chunks = fast.chunks()
+    slow_chunks = [c if c == "[DONE]" else {**c, "object": "text_completion"}
+                   for c in slow.chunks()]
+    strip = lambda cs: [c if c == "[DONE]" else {**c, "id": 0, "created": 0} for c in cs]  # noqa: E731
+    assert strip(fast_chunks) == strip(slow_chunks)
+
+
+@pytest.mark.parametrize("profile", ["openai", "friendli"])
+@pytest.mark.parametrize("identity", [
+    Identity.new(model=MODEL, system_fingerprint="fp_0123456789"),
+    Identity("cmpl-\u00e9\"odd", 17, MODEL),
+    Identity("x", 0, "m"),
+])
+def test_identity_prefix_starts_the_rendered_body(profile: str, identity: Identity) -> None:
+    body = {"model": MODEL, "prompt": "Hi", "max_tokens": 2, "seed": 1}
+    completion = ENGINE.complete(build_request(body, profile=profile))
+    rendered = sse.encode_json(completion_body(completion, identity, profile=profile))
+    assert rendered.startswith(identity_prefix(identity, profile=profile))
+
+
+def test_fresh_ids_are_version_4_uuids() -> None:
+    import uuid
+
+    ids = {Identity.new(model=MODEL).id for _ in range(200)}
+    assert len(ids) == 200
+    for value in ids:
+        assert value.startswith("cmpl-")
+        parsed = uuid.UUID(hex=value[5:])
+        assert parsed.version == 4 and parsed.variant == uuid.RFC_4122
