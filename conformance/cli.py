@@ -97,6 +97,9 @@ def _parser() -> argparse.ArgumentParser:
     reports.add_argument("--html", metavar="FILE", help="write a self-contained HTML report")
     reports.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
     reports.add_argument("-v", "--verbose", action="store_true", help="also list skipped rules")
+    from conformance.fuzz.cli import add_parser as add_fuzz_parser
+
+    add_fuzz_parser(commands)
     listing = commands.add_parser("list", help="list the rules, one per line, ID first")
     listing.add_argument("--profile", metavar="P", help="only the rules of this profile")
     return parser
@@ -192,6 +195,10 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None,
     try:
         if args.command == "list":
             return _list(args, out)
+        if args.command == "fuzz":
+            from conformance.fuzz.cli import run as run_fuzz
+
+            return run_fuzz(args, out, err)
         return _run(args, out, err)
     except (UsageError, HarnessError, EmbeddedMockError, OSError) as exc:
         err.write(f"conformance: error: {exc}\n")

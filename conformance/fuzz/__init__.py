@@ -1,0 +1,27 @@
+"""Fuzzing: schemathesis driven from the contract, judged by the catalog's own rules.
+
+``conformance fuzz`` (:mod:`conformance.fuzz.cli`) runs schemathesis' engine over
+``spec.profile_document(profile)`` (:mod:`.engine`, :mod:`.document`), positive and negative
+generation, with:
+
+* the catalog's rules that can judge one exchange registered as schemathesis checks, calling
+  the rules' own check functions (:mod:`.checks`, :mod:`.bindings`, :mod:`.exchange`);
+* a ``text/event-stream`` deserializer on the harness's strict SSE parser (:mod:`.stream`);
+* every request capped and made servable (:mod:`.bodies`, :mod:`.hooks`), counted against a
+  budget and retried on 429 / 503 (:mod:`.transport`);
+* every finding shrunk by hypothesis (:mod:`.shrink`) and reported with a curl command whose
+  secrets are shell variables (:mod:`.findings`, :mod:`.report`).
+
+From Python::
+
+    from conformance.fuzz import FuzzConfig, fuzz
+    result = fuzz(settings, FuzzConfig(max_examples=100, seed=1))
+    result.exit_code, result.findings
+"""
+
+from .bodies import Caps
+from .engine import FuzzConfig, FuzzResult, fuzz
+from .findings import FuzzFinding
+from .stream import event_stream, payloads
+
+__all__ = ["Caps", "FuzzConfig", "FuzzFinding", "FuzzResult", "event_stream", "fuzz", "payloads"]

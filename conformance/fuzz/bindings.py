@@ -1,0 +1,234 @@
+"""Which catalog rules can judge one fuzzed exchange, and where to put it so they can.
+
+A rule's check reads named probes (:class:`~conformance.checks.CheckContext`). A ``scan`` rule
+judges every valid completion it is given, so one fuzzed exchange is simply a probe of its own.
+Other rules read one exchange of a known shape (``greedy/s`` is a stream; ``logprobs/ln`` asks
+for ``logprobs`` N and notes N): for those a *binding* says which fuzzed requests have that
+shape and files the exchange under that probe and key, with the notes the probe would have
+taken. The check functions are the catalog's own; only the placing is new here.
+
+Bindings are conservative: a request is bound only when the rule's requirement holds for it as
+it does for the probe (no stop strings where the tokens must spell the text, one choice where
+usage is compared with ``max_tokens``), so a fuzz run reports only real deviations.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+
+from conformance.model import Rule
+from conformance.probes import ProbeOutcome
+from conformance.rules.common import expected_choices
+from conformance.transport import Exchange
+from conformance.validity import Classification
+from conformance.views import StreamView
+from spec import JSON
+
+NOT_JUDGED_STATUSES = frozenset({401, 403, 413, 429, 503})
+"""Answers about the caller (credentials, size, rate) rather than the body: not judged."""
+
+
+@dataclass
+class Sample:
+    """One fuzzed exchange with what the contract makes of its request."""
+
+    operation: str
+    body: JSON
+    verdict: Classification
+    exchange: Exchange
+    views: dict[int, StreamView] = field(default_factory=dict)
+
+    @property
+    def request(self) -> dict[str, JSON]:
+        return self.body if isinstance(self.body, dict) else {}
+
+    @property
+    def valid(self) -> bool:
+        return self.operation == "completions" and self.verdict.kind in ("valid", "ignorable")
+
+    @property
+    def streamed(self) -> bool:
+        return self.request.get("stream") is True
+
+    @property
+    def sent_json(self) -> bool:
+        """A body was sent as ``application/json``: the contract's rules about bodies apply."""
+        media = next((value for name, value in self.exchange.request.headers
+                      if name.lower() == "content-type"), "")
+        return bool(self.exchange.request.body) and media.split(";")[0].strip().lower() == (
+            "application/json")
+
+
+Outcomes = Mapping[str, ProbeOutcome]
+Binder = Callable[[Sample], Outcomes | None]
+
+
+def _filed(probe: str, key: str, sample: Sample, notes: dict[str, JSON] | None = None,
+           *, invalid: bool = False) -> Outcomes:
+    outcome = ProbeOutcome(probe, exchanges={key: sample.exchange}, requests={key: sample.body},
+                           notes=notes or {}, invalid={key} if invalid else set())
+    return {probe: outcome}
+
+
+def scan(sample: Sample) -> Outcomes | None:
+    """Every valid completion request: what ``scan`` rules read."""
+    return _filed("fuzz", "case", sample) if sample.valid else None
+
+
+def invalid(sample: Sample) -> Outcomes | None:
+    """A request the contract rejects, as one case of the ``invalid`` probe."""
+    if sample.operation != "completions" or not sample.verdict.invalid or not sample.sent_json:
+        return None
+    if sample.exchange.status in NOT_JUDGED_STATUSES:
+        return None
+    case = {"kind": sample.verdict.kind, "why": sample.verdict.why, "stream": sample.streamed}
+    return _filed("invalid", "case", sample, {"cases": {"case": case}}, invalid=True)
+
+
+def usage_stream(sample: Sample) -> Outcomes | None:
+    """A stream with ``stream_options.include_usage`` true, as ``greedy/s``."""
+    options = sample.request.get("stream_options")
+    wants_usage = isinstance(options, dict) and options.get("include_usage") is True
+    if sample.valid and sample.streamed and wants_usage:
+        return _filed("greedy", "s", sample)
+    return None
+
+
+def usage_unrequested(sample: Sample) -> Outcomes | None:
+    """A stream whose ``stream_options`` do not ask for usage, as ``usage-matrix/absent``,
+    ``empty`` or ``false``."""
+    if not sample.valid or not sample.streamed:
+        return None
+    options = sample.request.get("stream_options")
+    if options is None:
+        key = "absent"
+    elif isinstance(options, dict) and options.get("include_usage") is False:
+        key = "false"
+    elif isinstance(options, dict) and options.get("include_usage") is None:
+        key = "empty"
+    else:
+        return None
+    return _filed("usage-matrix", key, sample)
+
+
+def any_plain(sample: Sample) -> Outcomes | None:
+    """Any valid non-streamed request, as ``greedy/ns``."""
+    return _filed("greedy", "ns", sample) if sample.valid and not sample.streamed else None
+
+
+def any_stream(sample: Sample) -> Outcomes | None:
+    """Any valid stream, as ``greedy/s``."""
+    return _filed("greedy", "s", sample) if sample.valid and sample.streamed else None
+
+
+def _one_plain_choice(sample: Sample) -> bool:
+    body = sample.request
+    return (
+        sample.valid and not sample.streamed and expected_choices(body) == 1
+        and not body.get("echo") and body.get("best_of") in (None, 1)
+        and isinstance(body.get("max_tokens"), int)
+    )
+
+
+def length_short(sample: Sample) -> Outcomes | None:
+    """One non-streamed choice with an explicit ``max_tokens``, as ``length/short``."""
+    return _filed("length", "short", sample) if _one_plain_choice(sample) else None
+
+
+def greedy_plain(sample: Sample) -> Outcomes | None:
+    """One non-streamed choice with an explicit ``max_tokens``, as ``greedy/ns``."""
+    return _filed("greedy", "ns", sample) if _one_plain_choice(sample) else None
+
+
+def plain(sample: Sample) -> Outcomes | None:
+    """Any valid non-streamed request, as ``batch/ns``."""
+    return _filed("batch", "ns", sample) if sample.valid and not sample.streamed else None
+
+
+def _first_prompt(body: Mapping[str, JSON]) -> str | None:
+    prompt = body.get("prompt")
+    if isinstance(prompt, list) and prompt and all(isinstance(p, str) for p in prompt):
+        prompt = prompt[0]
+    return prompt if isinstance(prompt, str) else None
+
+
+TEXT_CHANGERS = ("echo", "suffix", "stop", "stop_tokens", "eos_token", "bad_words",
+                 "bad_word_tokens", "forced_output_tokens")
+"""Fields after which the logprobs tokens need not spell exactly the generated text."""
+
+
+def logprobs(sample: Sample) -> Outcomes | None:
+    """``logprobs`` N on a text prompt, as ``logprobs/l0`` (N = 0), ``ln`` or ``ln_s``."""
+    body = sample.request
+    top, prompt = body.get("logprobs"), _first_prompt(body)
+    if not sample.valid or not isinstance(top, int) or prompt is None:
+        return None
+    if any(body.get(name) not in (None, False, [], "") for name in TEXT_CHANGERS):
+        return None
+    if sample.streamed:
+        key = "ln_s" if top >= 1 else None
+    else:
+        key = "ln" if top >= 1 else "l0"
+    if key is None:
+        return None
+    return _filed("logprobs", key, sample, {"prompt": prompt, "top": top})
+
+
+def echo_scored(sample: Sample) -> Outcomes | None:
+    """A non-streamed ``echo`` with ``logprobs`` on a non-empty text prompt, as ``echo/ns``
+    (an empty prompt echoes nothing, so its first logprob is a generated token's)."""
+    body = sample.request
+    prompt = _first_prompt(body)
+    if not sample.valid or sample.streamed or body.get("echo") is not True or not prompt:
+        return None
+    if not isinstance(body.get("logprobs"), int) or body.get("suffix"):
+        return None
+    return _filed("echo", "ns", sample, {"prompt": prompt})
+
+
+def models_list(sample: Sample) -> Outcomes | None:
+    """``GET /models``, as ``models/list``."""
+    return _filed("models", "list", sample) if sample.operation == "models" else None
+
+
+BINDINGS: dict[str, Binder] = {
+    "CONTENT-TYPE-003": invalid,
+    "ERRORS-001": invalid,
+    "ERRORS-002": invalid,
+    "ERRORS-003": invalid,
+    "ERRORS-004": invalid,
+    "ERRORS-007": invalid,
+    "USAGE-002": usage_unrequested,
+    "USAGE-003": usage_stream,
+    "USAGE-004": usage_stream,
+    "USAGE-005": usage_stream,
+    "USAGE-011": usage_stream,
+    "FRIENDLI-002": any_stream,
+    "PARAMS-007": length_short,
+    "USAGE-008": greedy_plain,
+    "USAGE-009": any_plain,
+    "USAGE-010": any_plain,
+    "INDICES-004": plain,
+    "LOGPROBS-001": logprobs,
+    "LOGPROBS-002": logprobs,
+    "LOGPROBS-003": logprobs,
+    "LOGPROBS-004": logprobs,
+    "LOGPROBS-005": logprobs,
+    "LOGPROBS-006": logprobs,
+    "LOGPROBS-007": logprobs,
+    "LOGPROBS-008": logprobs,
+    "LOGPROBS-009": logprobs,
+    "ECHO-002": echo_scored,
+    "ECHO-003": echo_scored,
+    "MODELS-001": models_list,
+    "MODELS-002": models_list,
+}
+"""Rules that read one exchange of a known shape, and how a fuzzed exchange gets that shape."""
+
+
+def binder_for(rule: Rule) -> Binder | None:
+    """How ``rule`` reads a fuzzed exchange; None when it needs more than one."""
+    if rule.scan:
+        return scan
+    return BINDINGS.get(rule.id)

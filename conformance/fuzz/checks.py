@@ -1,0 +1,206 @@
+"""The catalog's rules as schemathesis checks: the same check functions, one exchange at a time.
+
+Each rule a fuzzed exchange can judge (:mod:`conformance.fuzz.bindings`) is registered once, at
+import, as a schemathesis check named by its rule ID. The registered function adapts: it turns
+the schemathesis response into an :class:`~conformance.transport.Exchange` (once per response,
+shared by every rule), files it where the rule's check reads, builds a
+:class:`~conformance.checks.CheckContext` and calls ``rule.check`` itself. A
+:class:`~conformance.model.Violation` becomes a :class:`RuleFailure`; NotApplicable and
+HarnessProblem mean "nothing to judge here" (the run's own state knows why).
+
+A check does nothing unless its schema belongs to a fuzz run (:func:`attach`), so registering
+globally is harmless to other schemathesis users in the same process.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+
+import schemathesis
+from hypothesis import strategies as st
+from schemathesis.core.failures import Failure, Severity
+
+from conformance.checks import CheckContext
+from conformance.model import HarnessProblem, Level, NotApplicable, Rule, Violation
+from conformance.rules import CATALOG
+from conformance.settings import Settings
+from conformance.strategies import completion_requests
+from conformance.validity import classify
+from conformance.views import compact
+from spec import JSON
+
+from .bindings import Sample, binder_for
+from .bodies import Caps
+from .exchange import to_exchange
+
+
+class RuleFailure(Failure):
+    """A catalog rule broken by one fuzzed response."""
+
+    code = "ST901"
+    kind_title = "Conformance rule violated"
+
+    def __init__(self, rule: Rule, violation: Violation, *, operation: str) -> None:
+        super().__init__(
+            operation=operation,
+            title=f"{rule.id} {rule.title}",
+            message=describe(rule, violation),
+            severity=_severity(rule),
+        )
+        self.rule_id = rule.id
+        self.violation = violation
+
+    @property
+    def _unique_key(self) -> str:
+        # one finding per rule and operation, however its message varies between examples
+        return self.rule_id
+
+
+def _severity(rule: Rule) -> Severity:
+    """A broken MUST weighs like a schema violation; a broken SHOULD like a header problem."""
+    return Severity("high" if rule.level is Level.MUST else "medium")
+
+
+def describe(rule: Rule, violation: Violation) -> str:
+    """The failure text: what broke, Expected / Actual / Path / Evidence, and the requirement."""
+    lines = [violation.message]
+    if violation.expected is not None:
+        lines.append(f"Expected: {compact(violation.expected)}")
+    if violation.actual is not None:
+        lines.append(f"Actual: {compact(violation.actual)}")
+    if violation.path:
+        lines.append(f"Path: {violation.path}")
+    if violation.evidence:
+        lines.append(f"Evidence: {violation.evidence[:400]}")
+    lines.append(f"Requirement ({rule.level}): {rule.requirement}")
+    lines.append(f"Citation: {rule.citation}")
+    return "\n".join(lines)
+
+
+@dataclass
+class FuzzRun:
+    """What the checks and hooks of one run need; attached to its schemathesis schema."""
+
+    settings: Settings
+    rules: tuple[Rule, ...]
+    caps: Caps
+    operations: dict[str, str] = field(default_factory=dict)
+    """Schemathesis operation label -> profile operation name (``completions``, ``models``)."""
+    overlay: st.SearchStrategy[dict[str, JSON]] = field(init=False, repr=False)
+    rule_ids: frozenset[str] = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self.rule_ids = frozenset(rule.id for rule in self.rules)
+        caps = self.caps
+        self.overlay = completion_requests(
+            self.settings.profile.name, model=self.settings.model, max_tokens=caps.max_tokens,
+            max_n=caps.max_n, max_prompts=caps.max_prompts,
+        )
+
+    @property
+    def secret_headers(self) -> tuple[str, ...]:
+        return self.settings.secret_header_names
+
+
+_RUNS: dict[int, FuzzRun] = {}
+_LOCK = threading.Lock()
+_LAST = threading.local()
+
+
+def attach(schema: object, run: FuzzRun) -> None:
+    with _LOCK:
+        _RUNS[id(schema)] = run
+
+
+def detach(schema: object) -> None:
+    with _LOCK:
+        _RUNS.pop(id(schema), None)
+
+
+def run_for(schema: object) -> FuzzRun | None:
+    return _RUNS.get(id(schema))
+
+
+def run_of(case: schemathesis.Case) -> FuzzRun | None:
+    return _RUNS.get(id(case.operation.schema))
+
+
+def sample_of(run: FuzzRun, response: schemathesis.Response, case: schemathesis.Case
+              ) -> Sample | None:
+    """The response as a :class:`Sample`, built once per response and thread."""
+    cached = getattr(_LAST, "entry", None)
+    if cached is not None and cached[0] is response:
+        return cached[1]  # type: ignore[no-any-return]
+    operation = run.operations.get(case.operation.label)
+    if operation is None:
+        return None
+    exchange = to_exchange(response, secret_headers=run.secret_headers)
+    body = exchange.request.json() if exchange.request.body else None
+    if exchange.request.body and body is None:
+        body = exchange.request.body.decode("utf-8", "replace")
+    sample = Sample(operation, body, classify(body, run.settings.profile), exchange)
+    _LAST.entry = (response, sample)
+    return sample
+
+
+def judge(rule: Rule, run: FuzzRun, sample: Sample) -> Violation | None:
+    """Run ``rule``'s own check on one sample; the violation, or None."""
+    binder = binder_for(rule)
+    outcomes = binder(sample) if binder is not None else None
+    if outcomes is None:
+        return None
+    context = CheckContext(rule, run.settings, outcomes, sample.views)
+    try:
+        rule.check(context)
+    except Violation as violation:
+        return violation
+    except (NotApplicable, HarnessProblem):
+        return None
+    return None
+
+
+def _as_check(rule: Rule) -> schemathesis.CheckFunction:
+    def check(ctx: schemathesis.CheckContext, response: schemathesis.Response,
+              case: schemathesis.Case) -> bool | None:
+        run = run_of(case)
+        if run is None or rule.id not in run.rule_ids:
+            return None
+        sample = sample_of(run, response, case)
+        if sample is None:
+            return None
+        violation = judge(rule, run, sample)
+        if violation is not None:
+            raise RuleFailure(rule, violation, operation=case.operation.label)
+        return None
+
+    check.__name__ = rule.id
+    check.__qualname__ = rule.id
+    check.__doc__ = f"{rule.id} ({rule.level}): {rule.requirement}"
+    return check
+
+
+def fuzzable(rule: Rule) -> bool:
+    """Whether one fuzzed exchange can judge ``rule``."""
+    return binder_for(rule) is not None
+
+
+FUZZABLE: tuple[Rule, ...] = tuple(rule for rule in CATALOG if fuzzable(rule))
+"""Every rule registered as a schemathesis check, in catalog order."""
+
+for _rule in FUZZABLE:
+    schemathesis.check(_as_check(_rule))
+
+
+def select_rules(settings: Settings, *, strict: bool, select: list[str] | None = None,
+                 deselect: list[str] | None = None) -> tuple[Rule, ...]:
+    """The fuzzable rules of the profile whose features are claimed: MUST rules, and SHOULD
+    rules too under ``strict`` (a broken SHOULD then counts, as ``run --strict`` counts it)."""
+    chosen = CATALOG.select(profile=settings.profile.name, select=select or (),
+                            deselect=deselect or ())
+    return tuple(
+        rule for rule in chosen
+        if fuzzable(rule)
+        and all(settings.claims(feature) for feature in rule.features)
+        and (strict or rule.level is Level.MUST)
+    )

@@ -1,0 +1,267 @@
+"""One fuzz run: schemathesis' engine, driven from Python, against one profile's document.
+
+Why the engine and not ``st run`` in a child process: the run needs what the command line cannot
+give. Every request goes through the harness's guard (a request budget, backoff on 429 / 503;
+:mod:`conformance.fuzz.transport`); failures are reproduced with the harness's own curl
+commands, which paste as is with secrets in shell variables (schemathesis' sanitiser writes
+``[Filtered]`` for every body key containing "token", ``max_tokens`` included, so its commands
+do not reproduce); findings are shrunk afterwards (the engine does not shrink them:
+:mod:`conformance.fuzz.shrink`), resending cases of the run's own schemas; secrets never reach
+a child's argv; and the exit status says findings (1) apart from a run that could not be made
+(2). The engine does the rest: the examples, coverage and fuzzing phases, positive and negative
+generation, worker threads, and a seed that replays the run exactly.
+"""
+
+from __future__ import annotations
+
+import math
+import secrets
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from typing import Literal
+
+import schemathesis
+from schemathesis.config import SchemathesisConfig
+from schemathesis.engine import StopReason, events, from_schema
+
+from conformance.settings import MAX_EVENTS, Settings
+from conformance.transport import redact_url
+
+from . import stream as _stream  # noqa: F401 - registers the text/event-stream deserializer
+from .bodies import Caps, cap
+from .checks import FuzzRun, attach, detach, select_rules
+from .document import fuzz_document, relative_path, without_examples
+from .findings import FindingCollector, FuzzFinding, shrunk_finding
+from .hooks import install
+from .shrink import shrink_case
+from .transport import GuardedOpenApiSchema, RequestBudgetSpent, RequestGuard, guard_schema
+
+BUILTIN_CHECKS = (
+    "not_a_server_error",
+    "response_schema_conformance",
+    "negative_data_rejection",
+    "positive_data_acceptance",
+    "content_type_conformance",
+    "status_code_conformance",
+)
+Mode = Literal["all", "positive", "negative"]
+TESTING_PHASES = ("examples", "coverage", "fuzzing")
+
+
+@dataclass(frozen=True)
+class FuzzConfig:
+    """How much to fuzz and how; checked by the CLI, which names the flag at fault."""
+
+    max_examples: int = 50
+    seed: int | None = None
+    workers: int = 1
+    caps: Caps = field(default_factory=Caps)
+    time_budget: float | None = None
+    max_requests: int | None = None
+    mode: Mode = "all"
+    strict: bool = False
+    select: tuple[str, ...] = ()
+    deselect: tuple[str, ...] = ()
+    phases: tuple[str, ...] = ("examples", "coverage", "fuzzing")
+    shrink: bool = True
+
+
+@dataclass
+class FuzzResult:
+    """What a run found, and what it did to find it."""
+
+    seed: int
+    profile: str
+    base_url: str
+    checks: tuple[str, ...]
+    findings: list[FuzzFinding] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+    examples: int = 0
+    requests: int = 0
+    retried: int = 0
+    duration: float = 0.0
+    stop_reason: str = "completed"
+    unreachable: bool = False
+
+    @property
+    def exit_code(self) -> int:
+        """0 nothing found, 1 findings, 2 the run itself failed (unreachable, harness errors)."""
+        if self.unreachable or (self.errors and not self.findings):
+            return 2
+        return 1 if self.findings else 0
+
+
+Progress = Callable[[str], None]
+
+
+def _config(settings: Settings, config: FuzzConfig, seed: int, checks: list[str]
+            ) -> SchemathesisConfig:
+    """The run's schemathesis configuration, in the keys of ``schemathesis.toml``."""
+    phases = {name: {"enabled": name in config.phases}
+              for name in ("examples", "coverage", "fuzzing", "stateful")}
+    data: dict[str, object] = {
+        "seed": seed,
+        "base-url": settings.base_url.rstrip("/"),
+        "workers": config.workers,
+        "request-timeout": settings.limits.total_time,
+        # a stream is read to its end (the harness's event limit), never cut at 20 events
+        "max-stream-events": MAX_EVENTS,
+        # a server may have several defects: keep testing after the first one is found
+        "continue-on-failure": True,
+        "phases": phases,
+        "checks": {"enabled": False, **{name: {"enabled": True} for name in checks}},
+        "generation": {
+            "mode": config.mode,
+            "max-examples": config.max_examples,
+            "no-shrink": not config.shrink,
+            "database": "none",
+        },
+    }
+    if config.time_budget:
+        data["max-time"] = math.ceil(config.time_budget)
+    headers = dict(settings.request_headers())
+    if headers:
+        data["headers"] = headers
+    return SchemathesisConfig.from_dict(data)
+
+
+def fuzz(settings: Settings, config: FuzzConfig, *, progress: Progress | None = None
+         ) -> FuzzResult:
+    """Fuzz ``settings``' target with ``config``; never raises for what the server does."""
+    say = progress or (lambda _: None)
+    seed = config.seed if config.seed is not None else secrets.randbits(32)
+    rules = select_rules(settings, strict=config.strict, select=list(config.select),
+                         deselect=list(config.deselect))
+    checks = [*BUILTIN_CHECKS, *(rule.id for rule in rules)]
+    guard = RequestGuard(max_requests=config.max_requests, retries=settings.retries,
+                         max_wait=settings.max_retry_wait,
+                         secret_headers=settings.secret_header_names)
+    operations = {
+        f"{op.method.upper()} {relative_path(settings.profile, op.path)}": name
+        for name, op in settings.profile.operations.items()
+    }
+    run = FuzzRun(settings=settings, rules=rules, caps=config.caps, operations=operations)
+    result = FuzzResult(seed=seed, profile=settings.profile.name,
+                        base_url=redact_url(settings.base_url), checks=tuple(checks))
+    collector = FindingCollector(settings.secret_header_names)
+    started = time.monotonic()
+    say(f"seed {seed}: replay this run with --seed {seed}")
+    schemas: list[GuardedOpenApiSchema] = []
+    try:
+        for document, phases in _passes(settings.profile.name, config.phases):
+            left = None if config.time_budget is None else config.time_budget - (
+                time.monotonic() - started)
+            if guard.spent or (left is not None and left < 1):
+                break
+            st_config = _config(settings, replace(config, phases=phases, time_budget=left),
+                                seed, checks)
+            _run_pass(document, st_config, guard, run, result, collector, say, schemas)
+        if config.shrink and not guard.spent:
+            _shrink_findings(settings, config.caps, collector.findings(), collector, say)
+    finally:
+        for schema in schemas:
+            detach(schema)
+    collector.add_network(guard.network_failures)
+    result.findings = collector.findings()
+    result.requests, result.retried = guard.sent, guard.retried
+    result.duration = time.monotonic() - started
+    result.unreachable = bool(guard.network_failures) and not guard_answered(guard) and all(
+        not failure.connected for failure in guard.network_failures
+    )
+    if guard.spent:
+        result.stop_reason = f"request budget of {config.max_requests} spent"
+    return result
+
+
+def _passes(profile: str, phases: tuple[str, ...]
+            ) -> list[tuple[dict[str, object], tuple[str, ...]]]:
+    """The examples phase on the shipped document, the others on it without examples
+    (:mod:`conformance.fuzz.document` says why)."""
+    document = fuzz_document(profile)
+    passes: list[tuple[dict[str, object], tuple[str, ...]]] = []
+    if "examples" in phases:
+        passes.append((document, ("examples",)))
+    rest = tuple(phase for phase in phases if phase != "examples")
+    if rest:
+        passes.append((without_examples(document), rest))
+    return passes
+
+
+def _run_pass(document: dict[str, object], st_config: SchemathesisConfig, guard: RequestGuard,
+              run: FuzzRun, result: FuzzResult, collector: FindingCollector, say: Progress,
+              schemas: list[GuardedOpenApiSchema]) -> None:
+    """One engine run. Its schema stays attached to ``run`` (shrinking resends its cases) and
+    is added to ``schemas``, which the caller detaches at the end."""
+    schema = guard_schema(schemathesis.openapi.from_dict(document, config=st_config), guard)
+    attach(schema, run)
+    schemas.append(schema)
+    install(schema)
+    stream = from_schema(schema).execute()
+    guard.on_spent = stream.stop
+    for event in stream:
+        _on_event(event, result, collector, say)
+
+
+MAX_SHRUNK = 12
+"""Findings shrunk per run, at most (each costs up to a few hundred requests)."""
+
+
+def _shrink_findings(settings: Settings, caps: Caps, findings: list[FuzzFinding],
+                     collector: FindingCollector, say: Progress) -> None:
+    """Replace each finding's example with the smallest reduction that still fails the same
+    way (see :mod:`conformance.fuzz.shrink`)."""
+    headers = dict(settings.request_headers())
+    secret = settings.secret_header_names
+    friendli = settings.profile.name == "friendli"
+
+    def prepare(body: object) -> object:
+        return cap(body, caps, friendli=friendli)
+
+    for finding in findings[:MAX_SHRUNK]:
+        if finding.case is None:
+            continue
+        say(f"shrinking {finding.key} on {finding.operation}")
+        try:
+            best = shrink_case(finding.case, check=finding.check, key=finding.key,
+                               headers=headers, prepare=prepare)
+        except RequestBudgetSpent:
+            say("request budget spent while shrinking: the other findings stay as found")
+            return
+        if best.case is not None and best.response is not None and best.failure is not None:
+            collector.replace(shrunk_finding(finding, best.case, best.response, best.failure,
+                                             secret))
+
+
+def guard_answered(guard: RequestGuard) -> bool:
+    """Whether any request got an answer (every attempt that did not fail on the network)."""
+    return guard.sent > len(guard.network_failures)
+
+
+def _on_event(event: events.EngineEvent, result: FuzzResult, collector: FindingCollector,
+              say: Progress) -> None:
+    if (isinstance(event, events.PhaseStarted) and event.phase.is_enabled
+            and event.phase.name.value in TESTING_PHASES):
+        say(f"{event.phase.name.value} phase")
+    elif isinstance(event, events.ScenarioFinished):
+        result.examples += len(event.recorder.cases)
+        collector.add_scenario(event.recorder)
+    elif isinstance(event, events.NonFatalError):
+        if not _is_network(event.value):
+            result.errors.append(f"{event.label}: {type(event.value).__name__}: {event.value}")
+    elif isinstance(event, events.FatalError):
+        result.errors.append(f"fatal: {type(event.exception).__name__}: {event.exception}")
+    elif isinstance(event, events.EngineFinished):
+        if event.stop_reason is not StopReason.COMPLETED:
+            result.stop_reason = str(event.stop_reason.value)
+
+
+def _is_network(error: BaseException) -> bool:
+    import requests
+
+    seen: BaseException | None = error
+    while seen is not None:
+        if isinstance(seen, requests.RequestException):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return type(error).__name__ in ("UnrecoverableNetworkError", "ServerWentAway")

@@ -1,0 +1,132 @@
+"""The schemathesis hooks of a fuzz run: bound every request, and judge what was sent.
+
+``map_case`` runs on every generated case (examples, coverage and fuzzing phases alike): it
+drops generated values of the headers that route a request (``X-Friendli-Team``, the user's
+``--header`` names), caps generation (:func:`~conformance.fuzz.bodies.cap`) whatever the case,
+and makes valid bodies servable (:func:`~conformance.fuzz.bodies.servable`), so a live endpoint
+is never asked for more than ``--max-tokens`` per choice.
+
+``filter_failure`` reconciles schemathesis' two data checks with the contract, judging the body
+that was *sent* (capping may have changed it) with :func:`~conformance.fuzz.bodies.classify`:
+
+* ``negative_data_rejection`` stands only when the body breaks the profile's schema or a
+  cross-field rule; a body the profile lets a server ignore (unknown fields under
+  ``unknown_fields: ignore``) or only recommends rejecting (OpenAI's limits under
+  ``openai-compatible``, judged by ERRORS-007 with ``--strict``) is not a finding;
+* ``positive_data_acceptance`` stands only when the body sent is valid, cross-field rules
+  included (a schema-valid ``best_of < n`` must be rejected: ERRORS-004 judges that).
+
+Hooks are registered on one run's schema only (:func:`install`), never globally.
+"""
+
+from __future__ import annotations
+
+from typing import Any, cast
+
+import schemathesis
+from hypothesis import strategies as st
+from schemathesis.core.failures import AcceptedNegativeData, Failure
+from schemathesis.core.parameters import ParameterLocation
+from schemathesis.generation.meta import CONTENT_TYPE_PROBES, coverage_scenario
+from schemathesis.openapi.checks import RejectedPositiveData
+
+from conformance.validity import classify
+
+from .bodies import cap, servable
+from .checks import FuzzRun, run_for, run_of
+
+JSON_MEDIA = "application/json"
+
+
+def prepare_body(body: object, run: FuzzRun) -> object:
+    """The body a generated one becomes before it is sent (see the module docstring)."""
+    profile = run.settings.profile
+    capped = cap(body, run.caps, friendli=profile.name == "friendli")
+    if not isinstance(capped, dict):
+        return capped
+    if classify(capped, profile).kind in ("valid", "cross-field", "ignorable"):
+        return servable(capped, profile, model=run.settings.model,
+                        features=run.settings.features)
+    if isinstance(capped.get("model"), str) and capped["model"]:
+        renamed = {**capped, "model": run.settings.model}
+        if classify(renamed, profile).invalid:
+            return renamed
+    return capped
+
+
+def flatmap_body(context: schemathesis.HookContext, body: object) -> st.SearchStrategy[object]:
+    """A valid body, or the same body with the harness's strategies' fields laid over it.
+
+    Schemathesis draws each optional field independently and rarely combines the ones the
+    contract couples (``stream`` with ``include_usage``, ``n`` with prompt lists, ``echo`` with
+    ``logprobs``); :func:`conformance.strategies.completion_requests` draws exactly those
+    combinations. The plain body comes first, so shrinking drops the overlay when a failure
+    does not need it.
+    """
+    operation = context.operation
+    if operation is None or not isinstance(body, dict):
+        return st.just(body)
+    run = run_for(operation.schema)
+    if run is None or run.operations.get(operation.label) != "completions":
+        return st.just(body)
+    if classify(body, run.settings.profile).kind != "valid":
+        return st.just(body)
+    return st.one_of(st.just(body), run.overlay.map(lambda extra: {**body, **extra}))
+
+
+def _routing_headers(run: FuzzRun) -> set[str]:
+    """Headers that say who calls (``X-Friendli-Team``) or how, never what is asked: a value
+    schemathesis made up would override the user's ``--header`` and reach another team."""
+    names = {name.lower() for name in run.settings.profile.headers}
+    names.update(name.lower() for name, _ in run.settings.headers)
+    return names | {"authorization"}
+
+
+def map_case(context: schemathesis.HookContext, case: schemathesis.Case) -> schemathesis.Case:
+    run = run_of(case)
+    if run is None:
+        return case
+    routing = _routing_headers(run)
+    for name in [name for name in case.headers or {} if name.lower() in routing]:
+        del case.headers[name]
+    if run.operations.get(case.operation.label) != "completions":
+        return case
+    if isinstance(case.body, (dict, list, str, int, float)) and case.media_type in (None,
+                                                                                   JSON_MEDIA):
+        case.body = cast(Any, prepare_body(case.body, run))
+    return case
+
+
+def _only_the_body_is_negative(case: schemathesis.Case) -> bool:
+    if case.media_type not in (None, JSON_MEDIA) or coverage_scenario(case) in CONTENT_TYPE_PROBES:
+        return False
+    meta = case.meta
+    if meta is None:
+        return True
+    return not any(
+        component.mode.is_negative
+        for location, component in meta.components.items()
+        if location != ParameterLocation.BODY
+    )
+
+
+def filter_failure(context: schemathesis.HookContext, failure: Failure,
+                   case: schemathesis.Case, response: schemathesis.Response) -> bool:
+    run = run_of(case)
+    if run is None or run.operations.get(case.operation.label) != "completions":
+        return True
+    if not isinstance(failure, (AcceptedNegativeData, RejectedPositiveData)):
+        return True
+    if not _only_the_body_is_negative(case):
+        return True
+    verdict = classify(case.body, run.settings.profile)
+    if isinstance(failure, AcceptedNegativeData):
+        return verdict.kind in ("schema", "cross-field")
+    return verdict.kind == "valid"
+
+
+def install(schema: schemathesis.BaseSchema) -> None:
+    """Register this module's hooks on ``schema`` only."""
+    schema.hooks.register_hook_with_name(flatmap_body, "flatmap_body")
+    schema.hooks.register_hook_with_name(map_case, "map_case")
+    schema.hooks.register_hook_with_name(filter_failure, "filter_failure")

@@ -1,0 +1,167 @@
+"""Shrink each finding with hypothesis, from the request that showed it to the smallest one that
+still does.
+
+Schemathesis' engine reports the first failing case as found: its checks raise a
+``FailureGroup``, a ``BaseExceptionGroup``, which hypothesis (6.170 here) does not count as a
+test failure, so it never shrinks (schemathesis 4.32.5). So each finding is shrunk afterwards,
+by hypothesis, over the *reductions* of its request body (:func:`reductions`: every object key
+kept or dropped, every list and string cut to a prefix, every number kept or zeroed). The
+failing body is itself one reduction, the one where everything is kept. It goes into the
+secondary corpus of an example database under the search's key
+(``hypothesis.find(..., database_key=...)``), so hypothesis replays it first and then shrinks
+it, resending each candidate (capped like every fuzz request) and running the one check that
+failed. The last candidate that failed the same way is the reproduction.
+
+A search is bounded by ``max_requests`` requests (and the run's budget and guard still apply).
+A finding that does not fail again when replayed, or whose body is not JSON, keeps the example
+the engine found.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import hypothesis
+import schemathesis
+from hypothesis import HealthCheck, Phase, Verbosity
+from hypothesis import strategies as st
+from hypothesis.database import InMemoryExampleDatabase, choices_to_bytes
+from schemathesis.checks import CHECKS, load_all_checks
+from schemathesis.core.failures import Failure, FailureGroup
+
+from spec import JSON
+
+from .checks import RuleFailure
+from .transport import RequestBudgetSpent
+
+SEARCH_KEY = b"conformance-fuzz-shrink"
+
+
+def failure_key(check: str, failure: Failure) -> str:
+    """How two failures of one check are told apart (the rule ID for catalog rules)."""
+    if isinstance(failure, RuleFailure):
+        return failure.rule_id
+    return f"{check}:{type(failure).__name__}:{failure._unique_key}"
+
+
+# -- the reductions of a body ---------------------------------------------------------------
+
+
+def _reduce(draw: st.DrawFn, value: JSON) -> JSON:
+    if isinstance(value, dict):
+        return {key: _reduce(draw, item) for key, item in value.items() if draw(st.booleans())}
+    if isinstance(value, list):
+        keep = draw(st.integers(0, len(value))) if value else 0
+        return [_reduce(draw, item) for item in value[:keep]]
+    if isinstance(value, str):
+        return value[: draw(st.integers(0, len(value)))] if value else value
+    if isinstance(value, bool) or value is None:
+        return value
+    if isinstance(value, (int, float)) and value != 0:
+        return value if draw(st.booleans()) else type(value)(0)
+    return value
+
+
+@st.composite
+def reductions(draw: st.DrawFn, value: JSON) -> JSON:
+    """Every way to make ``value`` smaller: keys dropped, lists and strings cut, numbers zeroed.
+
+    Hypothesis shrinks towards dropping and cutting everything; :func:`choices_of` gives the
+    choices that keep everything, i.e. ``value`` itself.
+    """
+    return _reduce(draw, value)
+
+
+def choices_of(value: JSON) -> list[bool | int]:
+    """The choices :func:`reductions` draws to produce ``value`` unchanged, in draw order."""
+    if isinstance(value, dict):
+        found: list[bool | int] = []
+        for item in value.values():
+            found.append(True)
+            found += choices_of(item)
+        return found
+    if isinstance(value, list):
+        if not value:
+            return []
+        found = [len(value)]
+        for item in value:
+            found += choices_of(item)
+        return found
+    if isinstance(value, str):
+        return [len(value)] if value else []
+    if isinstance(value, bool) or value is None:
+        return []
+    if isinstance(value, (int, float)) and value != 0:
+        return [True]
+    return []
+
+
+# -- the search -------------------------------------------------------------------------------
+
+
+@dataclass
+class Best:
+    """The smallest case that failed the same way so far, with its response and failure."""
+
+    case: schemathesis.Case | None = None
+    response: schemathesis.Response | None = None
+    failure: Failure | None = None
+    requests: int = 0
+
+
+def shrink_case(case: schemathesis.Case, *, check: str, key: str, headers: dict[str, str],
+                prepare: Callable[[JSON], JSON], max_requests: int = 120) -> Best:
+    """The smallest reduction of ``case``'s body that still fails ``check`` with ``key``.
+
+    ``prepare`` bounds each candidate before it is sent (the run's caps: dropping ``max_tokens``
+    must not hand generation back to the server's default).
+    """
+    load_all_checks()
+    try:
+        registered = CHECKS.get_one(check)
+    except KeyError:
+        return Best()
+    if isinstance(registered, type) or not isinstance(case.body, (dict, list, str)):
+        return Best()  # a run-level check, or a body with nothing to take away
+    check_function = registered
+    best = Best()
+
+    def fails_the_same_way(body: JSON) -> bool:
+        if best.requests >= max_requests:
+            return False  # enough: decline further candidates, keep the best so far
+        best.requests += 1
+        candidate = case.derive()
+        candidate.body = prepare(copy.deepcopy(body))  # type: ignore[assignment]
+        response = candidate.call(headers=headers)
+        try:
+            candidate.validate_response(response, checks=[check_function], headers=headers)
+        except FailureGroup as group:
+            failures: tuple[Failure, ...] = tuple(group.exceptions)
+        except Failure as single:
+            failures = (single,)
+        else:
+            return False
+        for failure in failures:
+            if failure_key(check, failure) == key:
+                best.case, best.response, best.failure = candidate, response, failure
+                return True
+        return False
+
+    database = InMemoryExampleDatabase()
+    # the secondary corpus: hypothesis replays it and shrinks what fails (an entry of the
+    # primary corpus would count as shrunk already)
+    database.save(SEARCH_KEY + b".secondary", choices_to_bytes(choices_of(case.body)))
+    search_settings = hypothesis.settings(
+        database=database, phases=[Phase.reuse, Phase.shrink], max_examples=1, deadline=None,
+        verbosity=Verbosity.quiet, suppress_health_check=list(HealthCheck),
+    )
+    try:
+        hypothesis.find(reductions(case.body), fails_the_same_way, settings=search_settings,
+                        database_key=SEARCH_KEY)
+    except RequestBudgetSpent:
+        raise
+    except Exception:
+        pass  # NoSuchExample (it did not fail again) or Flaky: `best` holds what was found
+    return best

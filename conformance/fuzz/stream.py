@@ -1,0 +1,89 @@
+"""``text/event-stream`` for schemathesis, read by the harness's strict SSE parser.
+
+Spec: ``CompletionEventStream`` in ``spec/completions.yaml``: "The decoded ``data`` payloads of
+a completion stream, in order": JSON chunks, then the string ``[DONE]``. Schemathesis 4 reads an
+event-stream schema the OpenAPI 3.2 way, as the schema of *each* item a deserializer returns;
+:func:`event_stream` returns the whole decoded stream as its only item, so
+``response_schema_conformance`` validates the stream, in order, against the contract's schema.
+
+The same parse feeds the harness's rules (:mod:`conformance.fuzz.exchange`): one parser, so
+schemathesis and the SSE rules never disagree about where an event starts or ends.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+import schemathesis
+
+from conformance.sse import Comment, Observation, SSEEvent, SSEParser
+from conformance.views import DONE
+from spec import JSON
+
+MEDIA_TYPE = "text/event-stream"
+
+
+@dataclass(frozen=True)
+class ParsedStream:
+    """Everything the SSE parser saw in one body."""
+
+    events: tuple[SSEEvent, ...]
+    observations: tuple[Observation, ...]
+    comments: tuple[Comment, ...]
+    observation_counts: dict[str, int]
+    halted: str | None
+
+
+def parse_stream(content: bytes, *, max_line_bytes: int | None = None,
+                 max_event_bytes: int | None = None) -> ParsedStream:
+    """Parse a complete event-stream body (the end of ``content`` is the end of the stream)."""
+    limits = {
+        key: value
+        for key, value in (("max_line_bytes", max_line_bytes), ("max_event_bytes", max_event_bytes))
+        if value is not None
+    }
+    parser = SSEParser(**limits)  # type: ignore[arg-type]
+    events = parser.feed(content, 0.0)
+    parser.close(0.0)
+    return ParsedStream(
+        events=tuple(events),
+        observations=parser.observations,
+        comments=parser.comments,
+        observation_counts=parser.observation_counts,
+        halted=parser.halted,
+    )
+
+
+def payloads(content: bytes) -> list[JSON]:
+    """The decoded ``data`` payloads: JSON values, and the string ``[DONE]`` as it is.
+
+    Raises ``ValueError`` naming the event when a payload is not JSON or the stream's framing
+    is broken (bytes that are not UTF-8, an event left without its blank line, a parser limit):
+    the contract cannot describe such a stream, so schemathesis reports it as undecodable.
+    """
+    parsed = parse_stream(content)
+    broken = sorted(
+        code for code in parsed.observation_counts
+        if code in ("invalid-utf8", "unterminated-event", "line-too-long", "event-too-large")
+    )
+    if broken:
+        raise ValueError(f"the event stream's framing is broken: {', '.join(broken)}")
+    decoded: list[JSON] = []
+    for position, event in enumerate(parsed.events):
+        if event.data == DONE:
+            decoded.append(DONE)
+            continue
+        try:
+            decoded.append(json.loads(event.data))
+        except ValueError as exc:
+            raise ValueError(f"event {position} is neither JSON nor [DONE]: {exc}: "
+                             f"{event.data[:120]!r}") from None
+    return decoded
+
+
+@schemathesis.deserializer(MEDIA_TYPE)
+def event_stream(ctx: schemathesis.DeserializationContext, response: schemathesis.Response
+                 ) -> list[list[JSON]]:
+    """The decoded stream as the only item (see the module docstring)."""
+    return [payloads(response.content)]
