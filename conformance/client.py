@@ -30,7 +30,11 @@ class BudgetExhausted(Exception):
 
 def retry_after(exchange: Exchange, now: float | None = None) -> float | None:
     """Seconds the server asked to wait, from ``Retry-After``; None when absent or invalid."""
-    value = exchange.header("Retry-After")
+    return parse_retry_after(exchange.header("Retry-After"), now)
+
+
+def parse_retry_after(value: str | None, now: float | None = None) -> float | None:
+    """A ``Retry-After`` value in seconds (delay-seconds or an HTTP-date); None when invalid."""
     if value is None:
         return None
     value = value.strip()

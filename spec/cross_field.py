@@ -101,7 +101,9 @@ def _list_length_equals(rule: CrossFieldRule, request: Mapping[str, JSON]) -> bo
     if not isinstance(value, list):
         return True
     expected = _value(request, second, rule.options.get("defaults", {}))
-    return not isinstance(expected, int) or len(value) == expected
+    if isinstance(expected, float) and expected.is_integer():
+        expected = int(expected)  # JSON Schema counts 2.0 as the integer 2
+    return not isinstance(expected, int) or isinstance(expected, bool) or len(value) == expected
 
 
 _KINDS: dict[str, Callable[[CrossFieldRule, Mapping[str, JSON]], bool]] = {

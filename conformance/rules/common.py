@@ -29,19 +29,30 @@ def finish_values(ctx: CheckContext) -> frozenset[str]:
     return FRIENDLI_FINISH if ctx.profile.name == "friendli" else OPENAI_FINISH
 
 
+def integer(value: JSON) -> int | None:
+    """``value`` as JSON Schema counts integers (``2`` and ``2.0`` alike), else None."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return None
+
+
 def prompt_count(body: JSON) -> int:
     """How many prompts a request holds (a list of token ids is one prompt)."""
     if not isinstance(body, dict):
         return 1
     prompt = body.get("prompt")
-    if isinstance(prompt, list) and prompt and not isinstance(prompt[0], int):
+    if isinstance(prompt, list) and prompt and integer(prompt[0]) is None:
         return len(prompt)
     return 1
 
 
 def expected_choices(body: JSON) -> int:
-    n = body.get("n") if isinstance(body, dict) else None
-    return prompt_count(body) * (n if isinstance(n, int) and not isinstance(n, bool) else 1)
+    n = integer(body.get("n")) if isinstance(body, dict) else None
+    return prompt_count(body) * (n if n is not None else 1)
 
 
 def choices_of(ctx: CheckContext, probe: str, key: str) -> dict[int, dict[str, JSON]]:

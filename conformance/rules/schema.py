@@ -16,6 +16,7 @@ from collections.abc import Iterator, Sequence
 from jsonschema.exceptions import ValidationError
 
 from conformance.checks import CheckContext, unsound
+from conformance.fastschema import surely_valid
 from conformance.model import Violation
 from conformance.views import compact, json_path, raw_text
 from spec import JSON
@@ -48,6 +49,8 @@ def _effective_path(error: ValidationError) -> list[str | int]:
 
 def schema_problems(ctx: CheckContext, role: str, value: JSON) -> Iterator[tuple[str, str]]:
     """``(json path, message)`` of each schema error not owned by another rule."""
+    if surely_valid(ctx.profile.name, role, value):
+        return
     validator = ctx.profile.validator(role)  # type: ignore[arg-type]
     for error in validator.iter_errors(value):
         path = _effective_path(error)

@@ -1,0 +1,79 @@
+"""What the contract makes of a request body: valid, or invalid and how.
+
+Spec: the profile's request schema (``spec.get_profile(name).validator("request")``), the
+``x-cross-field-rules`` of ``spec/completions.yaml``, and two things profiles leave to the
+server: ``unknown_fields: ignore`` lets a server ignore fields it does not know, and the lenient
+``openai-compatible`` profile only recommends OpenAI's limits (logprobs <= 5, 4 stop strings,
+best_of <= 20), which vLLM-like servers raise. The fuzzer judges what it sent with
+:func:`classify`; the invalid-request strategies keep only bodies every server must reject.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from jsonschema.exceptions import best_match
+
+import spec
+from conformance.fastschema import surely_valid
+from spec import JSON
+
+Kind = Literal["valid", "schema", "limit", "cross-field", "ignorable"]
+
+OPENAI_LIMITS = {"logprobs": 5, "stop": 4, "best_of": 20}
+"""OpenAI's limits that vLLM-like servers raise: only a SHOULD for ``openai-compatible``."""
+
+
+@dataclass(frozen=True)
+class Classification:
+    """What the contract makes of a body; ``why`` says it in a sentence."""
+
+    kind: Kind
+    why: str = ""
+
+    @property
+    def invalid(self) -> bool:
+        """The server must reject it (SHOULD only, for ``limit``)."""
+        return self.kind in ("schema", "limit", "cross-field")
+
+
+
+def classify(body: JSON, profile: spec.Profile) -> Classification:
+    """The contract's view of ``body`` for ``profile``'s completions operation."""
+    if not isinstance(body, dict):
+        return Classification("schema", "the body is not a JSON object")
+    if surely_valid(profile.name, "request", body):
+        return _cross_field(body, profile)
+    validator = profile.validator("request")
+    error = best_match(validator.iter_errors(body))
+    if error is None:
+        return _cross_field(body, profile)
+    known = body
+    if profile.unknown_fields == "ignore":
+        known = {k: v for k, v in body.items() if k in profile.request_fields}
+        if validator.is_valid(known):
+            found = _cross_field(known, profile)
+            return found if found.invalid else Classification("ignorable", "unknown fields only")
+    if profile.name == "openai-compatible" and validator.is_valid(_within_openai_limits(known)):
+        return Classification("limit", f"beyond OpenAI's limits: {error.message}")
+    where = ".".join(str(p) for p in error.absolute_path) or "body"
+    return Classification("schema", f"{where}: {error.message}"[:300])
+
+
+def _cross_field(body: dict[str, JSON], profile: spec.Profile) -> Classification:
+    violations = spec.cross_field_violations(body, profile.name)
+    if violations:
+        return Classification("cross-field", violations[0].message)
+    return Classification("valid")
+
+
+def _within_openai_limits(body: dict[str, JSON]) -> dict[str, JSON]:
+    clipped = dict(body)
+    for name in ("logprobs", "best_of"):
+        value = clipped.get(name)
+        if isinstance(value, int) and not isinstance(value, bool):
+            clipped[name] = min(value, OPENAI_LIMITS[name])
+    if isinstance(clipped.get("stop"), list):
+        clipped["stop"] = clipped["stop"][: OPENAI_LIMITS["stop"]]
+    return clipped
