@@ -8,20 +8,28 @@ Public API for the fuzzer, this project's property tests and users' own tests::
     @given(completion_requests("openai", model="my-model", max_tokens=8))
     def test_my_server(body): ...
 
+    @given(invalid_completion_requests("friendli", model="my-endpoint"))
+    def test_my_server_rejects(case):  # case.body, case.param, case.reason, case.kind
+        ...
+
 Valid requests combine stream x n x prompt lists x echo x logprobs x stop x seed (and the
-profile's other fields) and satisfy the contract's cross-field rules; invalid ones break
-exactly one constraint and say which field is at fault. Token-id prompts use ids below 256,
-which every byte-level tokenizer has. Only fields the profile lists (and features it claims)
-are generated.
+profile's other fields: sampling knobs with their boundary values and ``null``, FriendliAI's
+``tokens``, ``bad_words``, ``bad_word_tokens``, ``stop_tokens``, ``eos_token``,
+``response_format``, ``min_tokens`` and seed lists) and satisfy the contract's cross-field rules;
+invalid ones break exactly one constraint, say which field is at fault, and are only those every
+server of the profile must reject. Token ids are below 256, which every byte-level tokenizer
+has. Only fields the profile lists (and features it claims) are generated. Arguments are checked
+when the strategy is built, with an error naming the argument.
 """
 
 from .invalid import InvalidRequest, invalid_completion_requests
-from .requests import completion_requests, prompts, stop_sequences
+from .requests import completion_requests, prompt_texts, prompts, stop_sequences
 
 __all__ = [
     "InvalidRequest",
     "completion_requests",
     "invalid_completion_requests",
+    "prompt_texts",
     "prompts",
     "stop_sequences",
 ]

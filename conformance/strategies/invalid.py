@@ -1,4 +1,11 @@
-"""Invalid completion requests: a valid body with exactly one constraint broken."""
+"""Invalid completion requests: a valid body with exactly one thing broken.
+
+Spec: the profile's request schema (ranges, types, closed objects, required fields) and
+``x-cross-field-rules``. Every draw is checked with :func:`conformance.validity.classify`, and
+only bodies every server of the profile must reject are kept: a body the lenient
+``openai-compatible`` profile only *recommends* rejecting (OpenAI's limits) or lets a server
+ignore (unknown fields under ``unknown_fields: ignore``) is never called invalid here.
+"""
 
 from __future__ import annotations
 
@@ -8,20 +15,25 @@ from typing import Any
 from hypothesis import strategies as st
 
 import spec
+from conformance.validity import classify
 
-from .requests import _check_profile, completion_requests
+from .requests import check_profile, completion_requests
 
 JSON = Any
 
 
 @dataclass(frozen=True)
 class InvalidRequest:
-    """A body the server must reject with a 4xx; ``param`` is the field at fault (or None
-    when no single field is, e.g. a body that is not an object)."""
+    """A body the server must reject with a 4xx and the error envelope.
+
+    ``param`` is the field at fault (None when no single field is, e.g. a body that is not an
+    object); ``kind`` is ``schema`` or ``cross-field``; ``reason`` says what is wrong.
+    """
 
     body: JSON
     param: str | None
     reason: str
+    kind: str = "schema"
 
 
 def _mutations(profile: spec.Profile) -> list[tuple[str, JSON, str]]:
@@ -37,26 +49,38 @@ def _mutations(profile: spec.Profile) -> list[tuple[str, JSON, str]]:
         ("n", 1.5, "n not an integer"),
         ("max_tokens", -1, "negative max_tokens"),
         ("max_tokens", "16", "max_tokens of the wrong type"),
+        ("max_tokens", True, "max_tokens a boolean"),
         ("presence_penalty", 3, "presence_penalty above 2"),
         ("frequency_penalty", -3, "frequency_penalty below -2"),
         ("stream", "yes", "stream of the wrong type"),
+        ("stream_options", "usage", "stream_options not an object"),
         ("echo", 1, "echo of the wrong type"),
         ("logprobs", -1, "negative logprobs"),
+        ("logprobs", "5", "logprobs of the wrong type"),
         ("stop", ["a", "b", "c", "d", "e"], "more than 4 stop sequences"),
         ("stop", 5, "stop of the wrong type"),
+        ("stop", [""], "an empty stop sequence"),
         ("logit_bias", {"13": 500}, "logit_bias value above 100"),
         ("logit_bias", {"thirteen": 1}, "logit_bias key not a token id"),
         ("prompt", [], "an empty prompt list"),
         ("prompt", [[]], "an empty token list"),
         ("prompt", [-1], "a negative token id"),
         ("prompt", 7, "prompt of the wrong type"),
+        ("prompt", None, "a null prompt"),
         ("best_of", 21, "best_of above 20"),
         ("model", 7, "model of the wrong type"),
+        ("model", "", "an empty model"),
         ("top_k", -1, "negative top_k"),
         ("min_p", 2, "min_p above 1"),
+        ("min_tokens", -1, "negative min_tokens"),
         ("repetition_penalty", 0, "repetition_penalty not positive"),
         ("tokens", [-5], "a negative token id in tokens"),
         ("seed", "seven", "seed of the wrong type"),
+        ("bad_word_tokens", [{"tokens": []}], "an empty bad-word token sequence"),
+        ("stop_tokens", [[1, 2]], "stop_tokens entries not objects"),
+        ("response_format", {"type": "yaml"}, "an unknown response_format type"),
+        ("xtc_threshold", 2, "xtc_threshold above 1"),
+        ("no_repeat_ngram", 0, "no_repeat_ngram below 1"),
     ]
     limit = profile.limits.get("logprobs")
     if limit is not None:
@@ -79,7 +103,11 @@ def _cross_field(profile: spec.Profile) -> list[tuple[dict[str, JSON], str, str]
                                             "max_tokens", "max_tokens and max_total_tokens"),
         "min-tokens-xor-min-total-tokens": ({"min_tokens": 1, "min_total_tokens": 4},
                                             "min_tokens", "min_tokens and min_total_tokens"),
+        "min-tokens-without-response-format": ({"min_tokens": 1,
+                                                "response_format": {"type": "json_object"}},
+                                               "min_tokens", "min_tokens with response_format"),
         "seed-list-matches-n": ({"seed": [1, 2, 3], "n": 2}, "seed", "seed list of the wrong size"),
+        "prompt-xor-tokens": ({"tokens": [1, 2]}, "prompt", "both prompt and tokens"),
     }
     applicable = {rule.id for rule in spec.cross_field_rules() if profile.name in rule.profiles}
     fields = set(profile.request_fields)
@@ -90,20 +118,23 @@ def _cross_field(profile: spec.Profile) -> list[tuple[dict[str, JSON], str, str]
 @st.composite
 def _invalid(draw: st.DrawFn, profile: spec.Profile, model: str) -> InvalidRequest:
     base = draw(completion_requests(profile.name, model=model, max_tokens=4, stream=False))
-    kind = draw(st.sampled_from(["field", "cross", "unknown", "missing", "shape"]))
+    kinds = ["field", "cross", "missing", "shape"]
+    if profile.unknown_fields == "reject":
+        kinds.append("unknown")
+    kind = draw(st.sampled_from(kinds))
     if kind == "cross" and _cross_field(profile):
         merge, param, reason = draw(st.sampled_from(_cross_field(profile)))
         body = {**base, **merge}
-        if "prompt" in body and "tokens" in body:
+        if param != "prompt" and "prompt" in body and "tokens" in body:
             body.pop("tokens")
-        return InvalidRequest(body, param, reason)
-    if kind == "unknown" and profile.unknown_fields == "reject":
+        return InvalidRequest(body, param, reason, "cross-field")
+    if kind == "unknown":
         return InvalidRequest({**base, "no_such_field": 1}, "no_such_field", "an unknown field")
     if kind == "missing":
         return InvalidRequest({k: v for k, v in base.items() if k != "model"}, "model",
                               "model missing")
     if kind == "shape":
-        body = draw(st.sampled_from([[], "prompt", 42, None]))
+        body = draw(st.sampled_from([[], "prompt", 42, None, [{"model": model}]]))
         return InvalidRequest(body, None, "a body that is not a JSON object")
     name, value, reason = draw(st.sampled_from(_mutations(profile)))
     body = {**base, name: value}
@@ -117,16 +148,18 @@ def _invalid(draw: st.DrawFn, profile: spec.Profile, model: str) -> InvalidReque
 def invalid_completion_requests(
     profile: str = "openai", *, model: str = "reference-ngram"
 ) -> st.SearchStrategy[InvalidRequest]:
-    """Bodies ``profile``'s server must reject with a 4xx and the error envelope."""
-    resolved = _check_profile(profile)
-    validator = resolved.validator("request")
+    """Bodies every server of ``profile`` must reject with a 4xx and the error envelope."""
+    resolved = check_profile(profile)
+    if not isinstance(model, str) or not model:
+        raise ValueError(f"model={model!r} must be a non-empty string")
 
-    def really_invalid(case: InvalidRequest) -> bool:
-        body = case.body
-        if not isinstance(body, dict):
-            return True
-        if case.param == "no_such_field":
-            return True
-        return not validator.is_valid(body) or bool(spec.cross_field_violations(body, profile))
+    def must_be_rejected(case: InvalidRequest) -> bool:
+        verdict = classify(case.body, resolved)
+        return verdict.kind in ("schema", "cross-field")
 
-    return _invalid(resolved, model).filter(really_invalid)
+    def with_kind(case: InvalidRequest) -> InvalidRequest:
+        kind = classify(case.body, resolved).kind
+        return case if kind == case.kind else InvalidRequest(case.body, case.param,
+                                                             case.reason, kind)
+
+    return _invalid(resolved, model).filter(must_be_rejected).map(with_kind)

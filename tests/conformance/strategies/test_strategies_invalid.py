@@ -1,0 +1,46 @@
+"""The invalid-request strategies: every body one that every server of the profile must reject."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+
+import spec
+from conformance.strategies import InvalidRequest, invalid_completion_requests
+from conformance.validity import classify
+
+PROFILES = ("openai", "openai-compatible", "friendli")
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+def test_invalid_requests_must_be_rejected(profile: str) -> None:
+    chosen = spec.get_profile(profile)
+    kinds: Counter[str] = Counter()
+
+    @settings(max_examples=80, deadline=None, database=None,
+              suppress_health_check=list(HealthCheck))
+    @given(invalid_completion_requests(profile))
+    def check(case: InvalidRequest) -> None:
+        verdict = classify(case.body, chosen)
+        assert verdict.kind in ("schema", "cross-field"), (case, verdict)
+        assert case.kind == verdict.kind and case.reason
+        if isinstance(case.body, dict) and case.param is not None and case.kind == "schema":
+            assert case.param in case.body or case.param == "model"
+        kinds[case.kind] += 1
+
+    check()
+    assert kinds["schema"] and kinds["cross-field"]
+
+
+def test_lenient_limits_are_never_called_invalid() -> None:
+    @settings(max_examples=80, deadline=None, database=None,
+              suppress_health_check=list(HealthCheck))
+    @given(invalid_completion_requests("openai-compatible"))
+    def check(case: InvalidRequest) -> None:
+        assert case.param != "no_such_field"
+        if isinstance(case.body, dict) and isinstance(case.body.get("logprobs"), int):
+            assert case.body["logprobs"] <= 5 or case.param != "logprobs"
+
+    check()

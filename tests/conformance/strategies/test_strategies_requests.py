@@ -1,0 +1,105 @@
+"""The public request strategies: valid by the contract, covering every coupled dimension."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import spec
+from conformance.strategies import (
+    completion_requests,
+    invalid_completion_requests,
+    prompts,
+    stop_sequences,
+)
+from conformance.validity import classify
+
+PROFILES = ("openai", "openai-compatible", "friendli")
+QUICK = settings(max_examples=60, deadline=None, database=None,
+                 suppress_health_check=list(HealthCheck))
+
+
+def draws(strategy: st.SearchStrategy, n: int = 300) -> list:
+    found: list = []
+
+    @settings(max_examples=n, deadline=None, database=None,
+              suppress_health_check=list(HealthCheck))
+    @given(strategy)
+    def collect(value: object) -> None:
+        found.append(value)
+
+    collect()
+    return found
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+def test_valid_requests_are_valid_and_capped(profile: str) -> None:
+    chosen = spec.get_profile(profile)
+
+    @QUICK
+    @given(completion_requests(profile, model="m", max_tokens=5, max_n=2, max_prompts=2))
+    def check(body: dict) -> None:
+        assert classify(body, chosen).kind == "valid"
+        assert body["model"] == "m" and 0 <= body["max_tokens"] <= 5
+        assert body.get("n", 1) <= 2 and body.get("best_of") in (None, 1, 2, 3)
+        prompt = body.get("prompt")
+        if isinstance(prompt, list) and prompt and not isinstance(prompt[0], int):
+            assert len(prompt) <= 2
+        assert set(body) <= set(chosen.request_fields)
+
+    check()
+
+
+def test_every_coupled_dimension_is_combined() -> None:
+    seen: Counter[str] = Counter()
+    for body in draws(completion_requests("openai"), 200):
+        streamed = body.get("stream") is True
+        prompt = body["prompt"]
+        listed = isinstance(prompt, list) and bool(prompt) and not isinstance(prompt[0], int)
+        flags = {
+            "stream": streamed, "n": body.get("n", 1) > 1, "prompt-list": listed,
+            "echo": body.get("echo") is True, "logprobs": body.get("logprobs") is not None,
+            "stop": body.get("stop") is not None, "seed": body.get("seed") is not None,
+            "usage": (body.get("stream_options") or {}).get("include_usage") is True,
+        }
+        on = sorted(name for name, value in flags.items() if value)
+        seen.update(on)
+        seen.update(f"{a}+{b}" for i, a in enumerate(on) for b in on[i + 1:])
+    for pair in ("n+stream", "n+prompt-list", "echo+logprobs", "stop+stream", "seed+stream",
+                 "logprobs+stream", "prompt-list+stream", "n+usage", "echo+stream"):
+        assert seen[pair] > 0, pair
+
+
+def test_friendli_fields_are_generated() -> None:
+    keys: Counter[str] = Counter()
+    for body in draws(completion_requests("friendli"), 150):
+        keys.update(list(body))
+        if isinstance(body.get("seed"), list):
+            keys["seed-list"] += 1
+    for name in ("tokens", "prompt", "bad_words", "bad_word_tokens", "stop_tokens", "eos_token",
+                 "response_format", "min_tokens", "seed-list", "xtc_threshold"):
+        assert keys[name] > 0, name
+
+
+def test_prompt_and_stop_strategies_follow_the_profile() -> None:
+    assert all(isinstance(stop, list) for stop in draws(stop_sequences("friendli"), 50))
+    assert any(isinstance(stop, str) for stop in draws(stop_sequences("openai"), 50))
+    friendli_prompts = draws(prompts("friendli"), 80)
+    assert not any(isinstance(p, list) and p and isinstance(p[0], int) for p in friendli_prompts)
+
+
+@pytest.mark.parametrize(("call", "message"), [
+    (lambda: completion_requests("nope"), "profile='nope' is not a known profile"),
+    (lambda: completion_requests(max_tokens=0), "max_tokens=0 must be an integer >= 1"),
+    (lambda: completion_requests(max_n=True), "max_n=True"),
+    (lambda: completion_requests(stream="yes"), "stream='yes'"),
+    (lambda: completion_requests(model=""), "model=''"),
+    (lambda: prompts(max_prompts=0), "max_prompts=0"),
+    (lambda: invalid_completion_requests("x"), "profile='x'"),
+])
+def test_arguments_are_checked_eagerly(call: object, message: str) -> None:
+    with pytest.raises(ValueError, match=message.replace("(", r"\(").replace("[", r"\[")):
+        call()  # type: ignore[operator]
