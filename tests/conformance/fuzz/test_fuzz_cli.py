@@ -1,0 +1,95 @@
+"""``conformance fuzz``: flags, exit statuses, reports and replays, against the mock."""
+
+from __future__ import annotations
+
+import json
+import socket
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+from fuzz_support import run_cli
+
+from conformance.embedded import EmbeddedMock
+
+SMALL = ["--max-examples", "15", "--seed", "3", "--workers", "2", "-q"]
+
+
+@pytest.mark.parametrize(("flags", "message"), [
+    (["--workers", "0"], "--workers must be at least 1"),
+    (["--max-tokens", "0"], "--max-tokens must be at least 1"),
+    (["--time-budget", "-1"], "--time-budget must be positive"),
+    (["--phases", "examples,stateful"], "--phases takes"),
+    (["--profile", "nope"], "--profile 'nope' is unknown"),
+    (["--header", "no colon"], "--header expects"),
+    (["--base-url", "http://127.0.0.1:9/dedicated/v1"], "has no model listing: pass --model"),
+])
+def test_usage_errors_exit_2_and_name_the_flag(flags: list[str], message: str) -> None:
+    status, out, err = run_cli(["fuzz", *flags])
+    assert status == 2, err
+    assert message in err and out == ""
+
+
+def test_an_unreachable_target_exits_2() -> None:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    status, _, err = run_cli(["fuzz", "--base-url", f"http://127.0.0.1:{port}/v1", "--model",
+                              "m", "--max-examples", "2", "--phases", "fuzzing", "-q",
+                              "--timeout", "5"])
+    assert status == 2
+    assert "cannot connect" in err
+
+
+def test_the_clean_mock_passes_and_the_reports_say_so(mock: EmbeddedMock, tmp_path: Path
+                                                      ) -> None:
+    report, junit = tmp_path / "fuzz.json", tmp_path / "fuzz.xml"
+    status, out, _ = run_cli(["fuzz", "--base-url", mock.openai_url, *SMALL,
+                              "--json", str(report), "--junit-xml", str(junit)])
+    assert status == 0, out
+    assert "seed: 3" in out and "nothing found (exit status 0)" in out
+    data = json.loads(report.read_text())
+    assert data["findings"] == [] and data["seed"] == 3 and data["exit_code"] == 0
+    assert data["requests"] >= data["examples"] > 50
+    assert {"not_a_server_error", "negative_data_rejection", "SCHEMA-001",
+            "SSE-005"} <= set(data["checks"])
+    suite = ET.parse(junit).getroot().find("testsuite")
+    assert suite is not None and suite.get("failures") == "0"
+    assert len(suite.findall("testcase")) == len(data["checks"])
+
+
+def test_the_clean_mock_passes_on_the_friendli_route(mock: EmbeddedMock) -> None:
+    status, out, _ = run_cli(["fuzz", "--base-url", mock.friendli_url, "--model",
+                              "reference-ngram", *SMALL, "--phases", "examples,fuzzing"])
+    assert status == 0, out
+
+
+def test_a_seed_replays_the_run(mock: EmbeddedMock) -> None:
+    flags = ["fuzz", "--base-url", mock.openai_url, "--max-examples", "10", "--seed", "5",
+             "--workers", "1", "--phases", "fuzzing", "-q",
+             "--header", "X-Mock-Fault: usage-total-wrong", "--no-shrink"]
+    first, second = run_cli(flags), run_cli(flags)
+    assert first[0] == second[0] == 1
+    curl = [line for line in first[1].splitlines() if line.strip().startswith("curl")]
+    assert curl and curl == [line for line in second[1].splitlines()
+                             if line.strip().startswith("curl")]
+
+
+def test_the_request_budget_stops_the_run(mock: EmbeddedMock) -> None:
+    status, out, _ = run_cli(["fuzz", "--base-url", mock.openai_url, *SMALL,
+                              "--max-requests", "30"])
+    assert status == 0, out
+    assert "requests: 30 " in out and "request budget of 30 spent" in out
+
+
+def test_the_api_key_never_appears(mock: EmbeddedMock, tmp_path: Path) -> None:
+    report = tmp_path / "fuzz.json"
+    status, out, err = run_cli(["fuzz", "--base-url", mock.openai_url, "--max-examples", "5",
+                                "--seed", "1", "--phases", "fuzzing", "--api-key", "sk-SECRET",
+                                "--header", "X-Mock-Fault: usage-total-wrong", "-q",
+                                "--json", str(report)])
+    assert status == 1
+    for text in (out, err, report.read_text()):
+        assert "sk-SECRET" not in text and "usage-total-wrong" not in text
+    assert '-H "Authorization: Bearer $OPENAI_API_KEY"' in out
+    assert '-H "X-Mock-Fault: $X_MOCK_FAULT"' in out

@@ -1,0 +1,72 @@
+"""``conformance fuzz`` finds the mock's faults and shrinks each to a short reproduction.
+
+Each fault breaks one requirement in one named way (``X-Mock-Fault: NAME``); the fuzzer, which
+knows nothing of the fault, must report the rule (or schemathesis check) that names it, with a
+curl command small enough to read. The full sweep over every fault is a slow test.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from fuzz_support import run_cli
+
+from conformance.embedded import EmbeddedMock
+
+REPRESENTATIVE = {
+    "invalid-input-500": {"ERRORS-002", "not_a_server_error"},
+    "usage-total-wrong": {"USAGE-001"},
+    "done-missing": {"SSE-005"},
+    "content-type-wrong": {"CONTENT-TYPE-001"},
+    "logprobs-positive": {"LOGPROBS-008"},
+    "error-no-envelope": {"ERRORS-003"},
+    "disconnect-mid-stream": {"SSE-008"},
+}
+SHORT_BODY = 120
+"""Bytes a shrunk reproduction's body may take at most."""
+
+
+def fuzz_fault(url: str, fault: str, tmp_path: Path, *extra: str) -> tuple[int, dict, str]:
+    report = tmp_path / f"{fault}.json"
+    status, out, err = run_cli([
+        "fuzz", "--base-url", url, "--model", "reference-ngram", "--max-examples", "30",
+        "--seed", "1", "--workers", "2", "-q", "--header", f"X-Mock-Fault: {fault}",
+        "--json", str(report), *extra,
+    ])
+    assert status in (0, 1), err
+    return status, json.loads(report.read_text()), out
+
+
+@pytest.mark.parametrize("fault", sorted(REPRESENTATIVE))
+def test_a_fault_is_found_and_shrunk(mock: EmbeddedMock, fault: str, tmp_path: Path) -> None:
+    status, report, out = fuzz_fault(mock.openai_url, fault, tmp_path)
+    assert status == 1
+    found = {f["rule"] or f["check"] for f in report["findings"]}
+    assert REPRESENTATIVE[fault] <= found, out
+    for finding in report["findings"]:
+        body = finding["request"]["body"]
+        assert len(body) <= SHORT_BODY, finding["request"]
+        if body.startswith("{") and finding["check"] != "connection":
+            assert finding["shrunk"], finding
+        assert "$X_MOCK_FAULT" in finding["curl"] and fault not in finding["curl"]
+
+
+def test_a_friendli_fault_is_found(mock: EmbeddedMock, tmp_path: Path) -> None:
+    status, report, out = fuzz_fault(mock.friendli_url, "token-field-missing", tmp_path,
+                                     "--profile", "friendli", "--phases", "examples,fuzzing")
+    assert status == 1
+    assert "FRIENDLI-002" in {f["rule"] for f in report["findings"]}, out
+
+
+def test_the_shrunk_reproduction_reproduces(mock: EmbeddedMock, tmp_path: Path) -> None:
+    import requests
+
+    _, report, _ = fuzz_fault(mock.openai_url, "usage-total-wrong", tmp_path)
+    [finding] = [f for f in report["findings"] if f["rule"] == "USAGE-001"]
+    answer = requests.post(finding["request"]["url"], data=finding["request"]["body"],
+                           headers={"Content-Type": "application/json",
+                                    "X-Mock-Fault": "usage-total-wrong"}, timeout=30).json()
+    usage = answer["usage"]
+    assert usage["total_tokens"] != usage["prompt_tokens"] + usage["completion_tokens"]

@@ -1,0 +1,72 @@
+"""The run's hooks: what is sent, and which of schemathesis' data failures stand."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+import schemathesis
+from fuzz_support import settings
+from schemathesis.core.failures import AcceptedNegativeData
+from schemathesis.openapi.checks import RejectedPositiveData
+
+from conformance.fuzz.bodies import Caps
+from conformance.fuzz.checks import FuzzRun, attach, detach, select_rules
+from conformance.fuzz.document import fuzz_document
+from conformance.fuzz.hooks import filter_failure, map_case, prepare_body
+
+
+@pytest.fixture
+def friendli() -> Iterator[tuple[schemathesis.APIOperation, FuzzRun]]:
+    chosen = settings("friendli", headers=(("X-Friendli-Team", "mine"),))
+    run = FuzzRun(chosen, select_rules(chosen, strict=False), Caps(max_tokens=4),
+                  operations={"POST /completions": "completions"})
+    schema = schemathesis.openapi.from_dict(fuzz_document("friendli"))
+    attach(schema, run)
+    yield schema["/completions"]["POST"], run
+    detach(schema)
+
+
+def test_a_valid_body_is_capped_and_made_servable(friendli: tuple) -> None:
+    _, run = friendli
+    sent = prepare_body({"model": "x", "tokens": [9000], "n": 9, "seed": [1]}, run)
+    assert sent == {"model": "reference-ngram", "tokens": [9000 % 256], "n": 2, "seed": [1, 1],
+                    "max_tokens": 4}
+
+
+def test_an_invalid_body_is_capped_and_stays_invalid(friendli: tuple) -> None:
+    _, run = friendli
+    sent = prepare_body({"model": "x", "tokens": [1], "temperature": "hot", "max_tokens": 99},
+                        run)
+    assert sent["max_tokens"] == 4 and sent["temperature"] == "hot"
+    assert sent["model"] == "reference-ngram"
+
+
+def test_generated_routing_headers_are_dropped(friendli: tuple) -> None:
+    operation, _ = friendli
+    case = operation.Case(body={"model": "m", "tokens": [1]}, media_type="application/json",
+                          headers={"X-Friendli-Team": "made-up", "Authorization": "Bearer x"})
+    map_case(schemathesis.HookContext(operation=operation), case)
+    assert not case.headers
+
+
+@pytest.mark.parametrize(("body", "failure", "stands"), [
+    ({"model": "m", "tokens": [1], "temperature": 9}, "negative", True),
+    ({"model": "m", "tokens": [1], "n": 2, "seed": [1]}, "negative", True),
+    ({"model": "m", "tokens": [1]}, "negative", False),
+    ({"model": "m", "tokens": [1], "frobnicate": 1}, "negative", False),
+    ({"model": "m", "tokens": [1]}, "positive", True),
+    ({"model": "m", "tokens": [1], "n": 2, "seed": [1]}, "positive", False),
+])
+def test_data_failures_are_judged_on_the_body_sent(friendli: tuple, body: dict, failure: str,
+                                                   stands: bool) -> None:
+    operation, _ = friendli
+    case = operation.Case(body=body, media_type="application/json")
+    if failure == "negative":
+        raised = AcceptedNegativeData(operation=operation.label, message="m", status_code=200,
+                                      expected_statuses=["422"])
+    else:
+        raised = RejectedPositiveData(operation=operation.label, message="m", status_code=422,
+                                      allowed_statuses=["2xx"])
+    context = schemathesis.HookContext(operation=operation)
+    assert filter_failure(context, raised, case, None) is stands  # type: ignore[arg-type]

@@ -1,0 +1,107 @@
+"""Long fuzz runs (slow): the clean mock survives minutes of fuzzing, and every fault a single
+exchange can show is found by the fuzzer, which knows nothing of faults."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from fuzz_support import run_cli
+
+from conformance.embedded import EmbeddedMock
+
+LONG_SECONDS = "40"
+"""Per profile: three profiles make the two minutes the clean-mock run is allowed."""
+
+OPENAI_FAULTS = {
+    "best-of-equal-n-rejected": "positive_data_acceptance",
+    "choice-missing": "INDICES-001",
+    "content-type-json-wrong": "CONTENT-TYPE-002",
+    "content-type-wrong": "CONTENT-TYPE-001",
+    "created-changes": "IDENTITY-002",
+    "data-after-done": "SSE-007",
+    "disconnect-mid-stream": "SSE-008",
+    "done-doubled": "SSE-006",
+    "done-early": "FINISH-002",
+    "done-missing": "SSE-005",
+    "error-no-envelope": "ERRORS-003",
+    "event-unterminated": "SSE-002",
+    "events-not-separated": "SSE-003",
+    "field-wrong-type": "SCHEMA-001",
+    "finish-doubled": "FINISH-002",
+    "finish-missing": "FINISH-002",
+    "finish-reason-empty-string": "FINISH-001",
+    "finish-reason-nonstandard": "FINISH-003",
+    "id-changes": "IDENTITY-001",
+    "index-always-zero": "INDICES-001",
+    "invalid-input-200": "ERRORS-001",
+    "invalid-input-500": "ERRORS-002",
+    "invalid-utf8": "SSE-001",
+    "json-split": "SSE-004",
+    "logprobs-arrays-unequal": "LOGPROBS-003",
+    "logprobs-missing": "LOGPROBS-001",
+    "logprobs-offsets-misaligned": "LOGPROBS-005",
+    "logprobs-positive": "LOGPROBS-008",
+    "logprobs-tokens-mismatch": "LOGPROBS-004",
+    "logprobs-too-many-top": "LOGPROBS-006",
+    "logprobs-zero-off": "LOGPROBS-002",
+    "max-tokens-overrun": "PARAMS-007",
+    "model-changes": "IDENTITY-003",
+    "models-shape-wrong": "MODELS-001",
+    "object-wrong": "IDENTITY-004",
+    "stream-options-ignored-error": "ERRORS-004",
+    "text-after-finish": "FINISH-004",
+    "token-prompt-rejected": "positive_data_acceptance",
+    "usage-before-finish": "USAGE-005",
+    "usage-choices-not-empty": "USAGE-004",
+    "usage-completion-off-by-one": "USAGE-008",
+    "usage-key-missing-on-chunks": "USAGE-011",
+    "usage-missing": "USAGE-003",
+    "usage-total-wrong": "USAGE-001",
+    "usage-unrequested": "USAGE-002",
+}
+FRIENDLI_FAULTS = {
+    "choice-seed-missing": "SCHEMA-001",
+    "error-in-stream": "ERRORS-001",
+    "token-field-missing": "FRIENDLI-002",
+    "usage-missing": "USAGE-009",
+}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("profile", ["openai", "openai-compatible", "friendli"])
+def test_the_clean_mock_survives_a_long_fuzz(mock: EmbeddedMock, profile: str,
+                                              tmp_path: Path) -> None:
+    report = tmp_path / "long.json"
+    status, out, _ = run_cli(["fuzz", "--base-url", mock.url_for(profile), "--profile", profile,
+                              "--model", "reference-ngram", "--time-budget", LONG_SECONDS,
+                              "--workers", "2", "--seed", "20261129", "-q",
+                              "--json", str(report)])
+    assert status == 0, out
+    assert json.loads(report.read_text())["examples"] > 1000
+
+
+def _found(mock: EmbeddedMock, profile: str, fault: str, tmp_path: Path) -> set[str]:
+    report = tmp_path / f"{fault}.json"
+    status, out, err = run_cli([
+        "fuzz", "--base-url", mock.url_for(profile), "--profile", profile, "--model",
+        "reference-ngram", "--max-examples", "30", "--seed", "1", "--workers", "1", "-q",
+        "--no-shrink", "--header", f"X-Mock-Fault: {fault}", "--json", str(report),
+    ])
+    assert status == 1, out + err
+    return {f["rule"] or f["check"] for f in json.loads(report.read_text())["findings"]}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("fault", "expected"), sorted(OPENAI_FAULTS.items()))
+def test_every_openai_fault_is_found(mock: EmbeddedMock, fault: str, expected: str,
+                                     tmp_path: Path) -> None:
+    assert expected in _found(mock, "openai", fault, tmp_path)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("fault", "expected"), sorted(FRIENDLI_FAULTS.items()))
+def test_every_friendli_fault_is_found(mock: EmbeddedMock, fault: str, expected: str,
+                                       tmp_path: Path) -> None:
+    assert expected in _found(mock, "friendli", fault, tmp_path)
