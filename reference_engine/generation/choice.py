@@ -24,6 +24,7 @@ import numpy as np
 
 from ..results import FinishEvent, FinishReason, LogprobEntry, TextEvent
 from ..sampling import (
+    NoAllowedTokenError,
     SamplingContext,
     SamplingParams,
     SeededRng,
@@ -181,20 +182,27 @@ class ChoiceRun:
             context = history[-(order - 1):] if order > 1 else ()
             logprobs = model.logprobs(context)  # type: ignore[attr-defined]
             step = len(sampled)
-            if static_ctx and step >= params.min_tokens:
-                processed = logprobs  # what process_logits returns with every processor off
-            else:
-                processed = process_logits(logprobs, ctx)
-            if step < len(forced):
-                token = forced[step]
-            elif static_ctx:  # no json_object: no token filter but UTF-8's
-                token = sample(processed, params, rng, allowed=utf8_filters[waiting],
-                               order=descending)
-            else:
-                json_filter = ctx.token_filter()
-                utf8 = utf8_filters[waiting]
-                allowed = utf8 if json_filter is None else AllOf(json_filter, utf8)
-                token = sample(processed, params, rng, allowed=allowed, order=descending)
+            try:
+                if static_ctx and step >= params.min_tokens:
+                    processed = logprobs  # what process_logits returns with every processor off
+                else:
+                    processed = process_logits(logprobs, ctx)
+                if step < len(forced):
+                    token = forced[step]
+                elif static_ctx:  # no json_object: no token filter but UTF-8's
+                    token = sample(processed, params, rng, allowed=utf8_filters[waiting],
+                                   order=descending)
+                else:
+                    json_filter = ctx.token_filter()
+                    utf8 = utf8_filters[waiting]
+                    allowed = utf8 if json_filter is None else AllOf(json_filter, utf8)
+                    token = sample(processed, params, rng, allowed=allowed, order=descending)
+            except NoAllowedTokenError:
+                # The request's constraints leave no token at all (e.g. json_object needs "{"
+                # and eos_token lists it, so it is banned until the object is complete): the
+                # choice ends here, as a natural stop, rather than failing the request.
+                reason = "stop"
+                break
             logprob = finite_logprob(processed[token])
             self.logprob_sum += logprob
             self.sampled += 1

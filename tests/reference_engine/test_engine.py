@@ -290,3 +290,14 @@ def test_forced_tokens_outside_the_json_grammar_are_an_invalid_request() -> None
     opening = tuple(ENGINE.tokenizer.encode('{"a"'))
     choice = complete(seed=1, forced_output_tokens=opening, max_tokens=8, sampling=params)
     assert choice.choices[0].text.startswith('{"a"')
+
+
+def test_constraints_that_leave_no_token_end_the_choice_instead_of_failing() -> None:
+    # json_object needs "{" first, and eos_token lists "{" (so it is banned until the object
+    # is complete): some seeds reach a step where no token is allowed at all.
+    brace = ENGINE.tokenizer.encode("{")[0]
+    params = SamplingParams(temperature=1.0, response_format="json_object")
+    for seed in range(6):
+        choice = complete(prompts=("x",), seed=seed, max_tokens=16, sampling=params,
+                          eos_token_ids=(brace,)).choices[0]
+        assert choice.finish_reason in ("stop", "length")
