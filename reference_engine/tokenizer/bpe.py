@@ -31,18 +31,26 @@ def merge_simple(ids: list[int], ranks: Mapping[Pair, int]) -> list[int]:
                 best_id, best = merged, pair
         if best is None:
             break
-        first, second = best
-        out: list[int] = []
-        i, n = 0, len(ids)
-        while i < n:
-            if i + 1 < n and ids[i] == first and ids[i + 1] == second:
-                out.append(best_id)
-                i += 2
-            else:
-                out.append(ids[i])
-                i += 1
-        ids = out
+        ids = replace_pair(ids, best, best_id)
     return ids
+
+
+def replace_pair(ids: list[int], pair: Pair, new_id: int) -> list[int]:
+    """``ids`` with every non-overlapping occurrence of ``pair``, left to right, as ``new_id``.
+
+    The one merge step both encoding and training apply.
+    """
+    first, second = pair
+    out: list[int] = []
+    i, n = 0, len(ids)
+    while i < n:
+        if i + 1 < n and ids[i] == first and ids[i + 1] == second:
+            out.append(new_id)
+            i += 2
+        else:
+            out.append(ids[i])
+            i += 1
+    return out
 
 
 def merge_heap(ids: list[int], ranks: Mapping[Pair, int]) -> list[int]:

@@ -17,6 +17,7 @@ import heapq
 import itertools
 from collections.abc import Iterable
 
+from reference_engine.tokenizer.bpe import replace_pair
 from reference_engine.tokenizer.pretokenize import pretokenize
 
 Pair = tuple[int, int]
@@ -35,18 +36,7 @@ def _pairs(symbols: list[int]) -> list[Pair]:
     return list(itertools.pairwise(symbols))
 
 
-def _apply(symbols: list[int], pair: Pair, new_id: int) -> list[int]:
-    first, second = pair
-    out: list[int] = []
-    i, n = 0, len(symbols)
-    while i < n:
-        if i + 1 < n and symbols[i] == first and symbols[i + 1] == second:
-            out.append(new_id)
-            i += 2
-        else:
-            out.append(symbols[i])
-            i += 1
-    return out
+_apply = replace_pair  # the merge step encoding uses, so training and encoding agree
 
 
 def train_bpe(
