@@ -25,7 +25,7 @@ QUICK = settings(max_examples=60, deadline=None, database=None,
 def draws(strategy: st.SearchStrategy, n: int = 300) -> list:
     found: list = []
 
-    @settings(max_examples=n, deadline=None, database=None,
+    @settings(max_examples=n, deadline=None, database=None, derandomize=True,
               suppress_health_check=list(HealthCheck))
     @given(strategy)
     def collect(value: object) -> None:
