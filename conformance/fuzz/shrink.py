@@ -111,6 +111,19 @@ class Best:
     requests: int = 0
 
 
+def _fresh_copy(case: schemathesis.Case) -> schemathesis.Case:
+    """A copy of ``case`` to send again (``Case.derive`` exists from schemathesis 4.31; the
+    releases Python 3.10 gets lack it: there, an equal case is built from the operation)."""
+    derive = getattr(case, "derive", None)
+    if derive is not None:
+        return derive()  # type: ignore[no-any-return]
+    return case.operation.Case(
+        method=case.method, path_parameters=dict(case.path_parameters or {}),
+        headers=dict(case.headers or {}), cookies=dict(case.cookies or {}),
+        query=dict(case.query or {}), body=case.body, media_type=case.media_type,
+    )
+
+
 def shrink_case(case: schemathesis.Case, *, check: str, key: str, headers: dict[str, str],
                 prepare: Callable[[JSON], JSON], max_requests: int = 120) -> Best:
     """The smallest reduction of ``case``'s body that still fails ``check`` with ``key``.
@@ -132,7 +145,7 @@ def shrink_case(case: schemathesis.Case, *, check: str, key: str, headers: dict[
         if best.requests >= max_requests:
             return False  # enough: decline further candidates, keep the best so far
         best.requests += 1
-        candidate = case.derive()
+        candidate = _fresh_copy(case)
         candidate.body = prepare(copy.deepcopy(body))  # type: ignore[assignment]
         response = candidate.call(headers=headers)
         try:
