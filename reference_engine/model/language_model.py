@@ -30,6 +30,7 @@ from __future__ import annotations
 import functools
 import operator
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -114,6 +115,31 @@ class LanguageModel:
             scale *= self.vocab_size
         return (len(rows), key), rows
 
+    def _assemble(self, rows: list[int], base: np.ndarray, level_values: list[np.ndarray],
+                  weights: list[list[float]], combine: Any, combine_scalar: Any,
+                  identity: float) -> np.ndarray:
+        """The interpolated distribution for a context's rows, in log space (``np.add`` of
+        backoff log-weights) or in probability space (``np.multiply`` of backoff weights):
+        the base scaled by every level's backoff weight, each level's followers overwritten
+        by their own values scaled by the weights of the levels above. The same operations in
+        the same order in both spaces, so each result is bit-reproducible."""
+        depth = len(rows)
+        scales = [identity] * (depth + 1)
+        for level in range(depth, 0, -1):
+            scales[level - 1] = combine_scalar(scales[level], weights[level - 1][rows[level - 1]])
+        out = combine(base, scales[0])
+        for level in range(depth):
+            row = rows[level]
+            offsets = self._offsets[level]
+            start, stop = offsets[row], offsets[row + 1]
+            values = level_values[level][start:stop]
+            scale = scales[level + 1]
+            if scale != identity:
+                values = combine(values, scale)
+            out[self._followers[level][start:stop]] = values
+        out.flags.writeable = False
+        return out  # type: ignore[no-any-return]
+
     def logprobs(self, context: Sequence[int]) -> np.ndarray:
         """Natural-log next-token probabilities, shape ``(vocab_size,)``, read-only, cached.
 
@@ -126,21 +152,8 @@ class LanguageModel:
         cached = self._logprob_cache.get(chain)
         if cached is not None:
             return cached
-        depth = len(rows)
-        shifts = [0.0] * (depth + 1)
-        for level in range(depth, 0, -1):
-            shifts[level - 1] = shifts[level] + self._log_gamma[level - 1][rows[level - 1]]
-        out = np.add(self._tables.log_base, shifts[0])
-        for level in range(depth):
-            row = rows[level]
-            offsets = self._offsets[level]
-            start, stop = offsets[row], offsets[row + 1]
-            values = self._level_logprobs[level][start:stop]
-            shift = shifts[level + 1]
-            if shift != 0.0:
-                values = np.add(values, shift)
-            out[self._followers[level][start:stop]] = values
-        out.flags.writeable = False
+        out = self._assemble(rows, self._tables.log_base, self._level_logprobs, self._log_gamma,
+                             np.add, operator.add, 0.0)
         return self._logprob_cache.put(chain, out)
 
     def probs(self, context: Sequence[int]) -> np.ndarray:
@@ -154,21 +167,8 @@ class LanguageModel:
         cached = self._prob_cache.get(chain)
         if cached is not None:
             return cached
-        depth = len(rows)
-        scales = [1.0] * (depth + 1)
-        for level in range(depth, 0, -1):
-            scales[level - 1] = scales[level] * self._gamma[level - 1][rows[level - 1]]
-        out = np.multiply(self._tables.base, scales[0])
-        for level in range(depth):
-            row = rows[level]
-            offsets = self._offsets[level]
-            start, stop = offsets[row], offsets[row + 1]
-            values = self._probs[level][start:stop]
-            scale = scales[level + 1]
-            if scale != 1.0:
-                values = np.multiply(values, scale)
-            out[self._followers[level][start:stop]] = values
-        out.flags.writeable = False
+        out = self._assemble(rows, self._tables.base, self._probs, self._gamma,
+                             np.multiply, operator.mul, 1.0)
         return self._prob_cache.put(chain, out)
 
     @functools.cached_property
