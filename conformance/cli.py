@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import os
 import sys
 from collections.abc import Sequence
@@ -19,7 +20,7 @@ from conformance.model import RunResult
 from conformance.rules import CATALOG
 from conformance.runner import execute
 from conformance.settings import DEFAULT_CONCURRENCY, DEFAULT_MAX_TOKENS, DEFAULT_TIMEOUT
-from conformance.transport import Limits, Termination
+from conformance.transport import Exchange, Limits, Termination
 
 from .configure import (
     HarnessError,
@@ -113,7 +114,16 @@ def _list(args: argparse.Namespace, out: TextIO) -> int:
     return 0
 
 
-async def _prepare(args: argparse.Namespace, base_url: str, embedded: EmbeddedMock | None):  # type: ignore[no-untyped-def]
+DISCOVERY_LABEL = "discovery/models"
+"""The report's label of the model-discovery request (``GET /models``)."""
+
+
+async def _prepare(  # type: ignore[no-untyped-def]
+    args: argparse.Namespace,
+    base_url: str,
+    embedded: EmbeddedMock | None,
+    seen: list[Exchange],
+):
     profile = pick_profile(args.profile, None if embedded else base_url)
     headers = parse_headers(args.header)
     api_key = pick_api_key(args.api_key, os.environ, embedded=embedded is not None)
@@ -130,7 +140,8 @@ async def _prepare(args: argparse.Namespace, base_url: str, embedded: EmbeddedMo
         else:
             listing = base_url
         limits = Limits(total_time=min(args.timeout, 30.0))
-        model = await discover_model(listing, api_key=api_key, headers=headers, limits=limits)
+        model = await discover_model(listing, api_key=api_key, headers=headers, limits=limits,
+                                     on_exchange=seen.append)
     url = embedded.url_for(profile.name) if embedded is not None else base_url
     return build_settings(
         base_url=url, profile=profile, model=model, features=features, api_key=api_key,
@@ -172,11 +183,15 @@ def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             if not args.quiet:
                 err.write("conformance: starting the embedded mock server\n")
             mock.start()
-        settings = asyncio.run(_prepare(args, args.base_url or "", mock))
+        discovery: list[Exchange] = []
+        settings = asyncio.run(_prepare(args, args.base_url or "", mock, discovery))
         result = asyncio.run(
             execute(settings, rules, progress=progress, strict=args.strict,
                     embedded=mock is not None)
         )
+        if discovery:  # kept in the report: a replay of it must answer the discovery too
+            exchanges = {DISCOVERY_LABEL: discovery[-1], **result.exchanges}
+            result = dataclasses.replace(result, exchanges=exchanges)
     finally:
         if mock is not None:
             mock.stop()

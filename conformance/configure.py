@@ -8,11 +8,11 @@ colon, a FriendliAI run without ``--model``.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from urllib.parse import urlsplit
 
 import spec
-from conformance.transport import Limits, open_session, record
+from conformance.transport import Exchange, Limits, open_session, record
 
 from .settings import Settings, default_limits, join_url
 
@@ -89,8 +89,12 @@ async def discover_model(
     api_key: str | None,
     headers: tuple[tuple[str, str], ...],
     limits: Limits,
+    on_exchange: Callable[[Exchange], None] | None = None,
 ) -> str:
-    """The first model ``GET <base_url>/models`` lists (``{"data": [...]}`` or a bare list)."""
+    """The first model ``GET <base_url>/models`` lists (``{"data": [...]}`` or a bare list).
+
+    ``on_exchange`` receives the recorded request, so a report can keep it (a replay of the
+    report must answer the discovery too)."""
     items = list(headers)
     if api_key:
         items.insert(0, ("Authorization", f"Bearer {api_key}"))
@@ -100,6 +104,8 @@ async def discover_model(
             session, "GET", url, headers=items, limits=limits,
             secret_headers=[name for name, _ in headers],
         )
+    if on_exchange is not None:
+        on_exchange(exchange)
     if exchange.status is None:
         raise HarnessError(f"cannot reach {exchange.request.url}: {exchange.error}")
     try:

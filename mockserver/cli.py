@@ -74,6 +74,13 @@ def _parser() -> argparse.ArgumentParser:
     add("--chaos-faults", action="append", default=[], metavar="NAMES",
         help="the faults chaos picks from (repeatable or comma-separated; default: all but "
         "`stall`)")
+    add("--replay", metavar="REPORT.json",
+        help="serve the exchanges a `conformance run --json` report recorded, exactly as "
+        "recorded (status, headers, body bytes), instead of the engine; a request the recording "
+        "does not hold gets 404 naming the closest recorded one")
+    add("--replay-timing", choices=["recorded", "none"], default="recorded",
+        help="with --replay: send each piece of a body when it arrived in the recording "
+        "(recorded, the default) or at once (none)")
     add("--list-faults", action="store_true", help="print every fault name, one per line, and exit")
     add("--log-level", default="WARNING", help="logging level (default WARNING)")
     return parser
@@ -119,6 +126,8 @@ def main(argv: list[str] | None = None) -> int:
         config = config_from_args(args)
     except (UnknownFaultError, ValueError) as error:
         parser.error(str(error))
+    if args.replay:
+        return _replay(args, config)
     if config.workers > 1:
         from .workers import run_workers
 
@@ -127,6 +136,32 @@ def main(argv: list[str] | None = None) -> int:
 
     try:
         asyncio.run(serve(config, on_ready=lambda host, port: announce(ready_line(host, port))))
+    except OSError as error:
+        print(f"mockserver: cannot listen on {config.host}:{config.port}: {error}",
+              file=sys.stderr)
+        return 1
+    return 0
+
+
+def _replay(args: argparse.Namespace, config: MockConfig) -> int:
+    """Serve a recording (one process: the order of repeated requests is per process)."""
+    from .replay import RecordingError, create_replay_app, load_recording
+    from .serve import ready_line, serve
+
+    if config.workers > 1:
+        print("mockserver: --replay serves from one process; leave out --workers",
+              file=sys.stderr)
+        return 2
+    try:
+        exchanges = load_recording(args.replay)
+    except RecordingError as error:
+        print(f"mockserver: {error}", file=sys.stderr)
+        return 2
+    app = create_replay_app(exchanges, timing=args.replay_timing,
+                            max_body_bytes=config.max_body_bytes)
+    try:
+        asyncio.run(serve(config, app=app,
+                          on_ready=lambda host, port: announce(ready_line(host, port))))
     except OSError as error:
         print(f"mockserver: cannot listen on {config.host}:{config.port}: {error}",
               file=sys.stderr)

@@ -40,9 +40,11 @@ async def serve(
     *,
     sock: socket.socket | None = None,
     on_ready: Callable[[str, int], None] | None = None,
+    app: web.Application | None = None,
 ) -> None:
-    """Serve ``create_app(config)`` on ``sock`` (or host:port) until SIGINT / SIGTERM."""
-    runner = web.AppRunner(create_app(config), access_log=None,
+    """Serve ``app`` (default ``create_app(config)``) on ``sock`` (or host:port) until SIGINT /
+    SIGTERM."""
+    runner = web.AppRunner(app if app is not None else create_app(config), access_log=None,
                            shutdown_timeout=SHUTDOWN_TIMEOUT, handle_signals=False)
     await runner.setup()
     site: web.BaseSite

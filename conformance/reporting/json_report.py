@@ -8,11 +8,16 @@ Shape::
                   "citation", "source", "finding": {...} | null, "exchanges": [...]}],
      "stats": {...}, "exchanges": {"probe/key": {...}}}
 
-Secrets never reach it: requests were redacted when recorded.
+Each exchange is a faithful recording that ``mockserver --replay`` can serve back: the request
+(method, URL, headers, body) and the response (status, reason, headers as received, the raw
+body and when each piece of it arrived). A body is ``"body"`` (text) when it is valid UTF-8,
+else ``"body_base64"``; ``"chunks"`` lists ``[bytes, seconds since the request started]`` per
+read. Secrets never reach it: requests were redacted when recorded.
 """
 
 from __future__ import annotations
 
+import base64
 import dataclasses
 import json
 from pathlib import Path
@@ -30,6 +35,14 @@ def _text(data: bytes) -> str:
     return data.decode("utf-8", "backslashreplace")
 
 
+def body_json(data: bytes) -> dict[str, JSON]:
+    """``{"body": text}`` when ``data`` is UTF-8, else ``{"body_base64": ...}``: never lossy."""
+    try:
+        return {"body": data.decode("utf-8")}
+    except UnicodeDecodeError:
+        return {"body_base64": base64.b64encode(data).decode("ascii")}
+
+
 def exchange_json(exchange: Exchange) -> dict[str, JSON]:
     request = exchange.request
     out: dict[str, JSON] = {
@@ -37,15 +50,19 @@ def exchange_json(exchange: Exchange) -> dict[str, JSON]:
             "method": request.method,
             "url": request.url,
             "headers": [list(h) for h in request.headers],
-            "body": _text(request.body),
+            **body_json(request.body),
         },
         "status": exchange.status,
+        "reason": exchange.reason,
+        "http_version": exchange.http_version,
         "headers": [list(h) for h in exchange.headers],
         "termination": str(exchange.termination),
         "error": exchange.error,
         "timings": dataclasses.asdict(exchange.timings),
         "bytes_received": exchange.bytes_received,
         "body_truncated": exchange.body_truncated,
+        **body_json(exchange.body),
+        "chunks": [[size, round(at, 6)] for size, at in exchange.chunks],
     }
     if exchange.is_sse:
         out["sse_lines"] = _text(exchange.body).splitlines()
@@ -57,8 +74,6 @@ def exchange_json(exchange: Exchange) -> dict[str, JSON]:
             {"code": o.code, "message": o.message, "offset": o.offset, "raw": _text(o.raw)}
             for o in exchange.observations
         ]
-    else:
-        out["body"] = _text(exchange.body)
     return out
 
 

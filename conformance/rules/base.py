@@ -18,7 +18,7 @@ FRIENDLI = frozenset({"friendli"})
 
 DOC = "spec/completions.yaml"
 SCHEMAS = f"{DOC}#/components/schemas"
-BUGS = "shared/research/bug-classes.md"
+BUGS = "docs/bug-classes.md"
 WHATWG_SSE = (
     "WHATWG HTML §9.2.6, https://html.spec.whatwg.org/multipage/server-sent-events.html"
     "#event-stream-interpretation"

@@ -175,7 +175,7 @@ def done_once(ctx: CheckContext) -> None:
 @rule(
     "SSE-007", MUST, "Nothing follows [DONE]",
     requirement="No event other than [DONE] itself comes after the [DONE] sentinel.",
-    citation=OPENAI_STREAM + "; " + "shared/research/bug-classes.md #9",
+    citation=OPENAI_STREAM + "; " + "docs/bug-classes.md #9",
     source=WHATWG, probes=("greedy",), faults=("data-after-done",), scan=True,
 )
 def nothing_after_done(ctx: CheckContext) -> None:
@@ -193,7 +193,7 @@ def nothing_after_done(ctx: CheckContext) -> None:
     "SSE-008", MUST, "The connection is not dropped mid-stream",
     requirement="The server ends the response body normally; it does not abort the connection "
     "before the stream is complete.",
-    citation=OPENAI_STREAM + "; shared/research/bug-classes.md #13",
+    citation=OPENAI_STREAM + "; docs/bug-classes.md #13",
     source=WHATWG, probes=("greedy",), faults=("disconnect-mid-stream",), scan=True,
 )
 def connection_kept(ctx: CheckContext) -> None:

@@ -60,7 +60,8 @@ class Exchange:
     if more arrived); ``bytes_received`` counts every body byte read. When the response is
     parsed as SSE (``is_sse``), ``events``/``observations``/``comments`` come from
     :class:`~conformance.sse.SSEParser`, which saw every byte read (decoded first if the server
-    used a ``Content-Encoding``). ``termination`` says how the recording ended, ``error`` why.
+    used a ``Content-Encoding``). ``chunks`` gives the size and arrival time of every read.
+    ``termination`` says how the recording ended, ``error`` why.
     """
 
     request: RecordedRequest
@@ -74,6 +75,9 @@ class Exchange:
     body: bytes = b""
     body_truncated: bool = False
     bytes_received: int = 0
+    chunks: tuple[tuple[int, float], ...] = ()
+    """Each body read as it arrived: (bytes, seconds since the request started); a replay
+    writes the body back in these pieces at these times."""
     content_encoding: str | None = None
     is_sse: bool = False
     events: tuple[SSEEvent, ...] = ()

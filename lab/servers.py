@@ -1,0 +1,219 @@
+"""The lab's real servers: how each is installed, what it needs written, how it starts.
+
+Each server installs into its own folder under the lab's home (``$LAB_HOME``, default
+``lab/.state``; a Python venv or an npm prefix), from the package registries only. What a
+server needs (a model file, a config) is written by our own code when it starts; nothing is
+downloaded at run time. Versions are pinned: a recording says which server sent it.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+LAB = REPO / "lab"
+SPEC = REPO / "spec" / "completions.yaml"
+
+
+def lab_home() -> Path:
+    return Path(os.environ.get("LAB_HOME") or LAB / ".state").resolve()
+
+
+@dataclass(frozen=True)
+class Recording:
+    """One recorded run: the conformance flags (besides ``--base-url``) and the URL suffix."""
+
+    name: str
+    profile: str
+    base_path: str = "/v1"
+    args: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Server:
+    name: str
+    version: str
+    description: str
+    packages: tuple[str, ...]
+    """What to install: pip requirements, or npm packages when ``npm`` is true."""
+    entry: Callable[[Path, int], list[str]]
+    """The command line, given the server's folder and the port."""
+    recordings: tuple[Recording, ...]
+    npm: bool = False
+    prepare: Callable[[Path], None] | None = None
+    environment: dict[str, str] = field(default_factory=dict)
+    build_environment: dict[str, str] = field(default_factory=dict)
+    ready_path: str = "/v1/models"
+    notes: str = ""
+
+    def folder(self) -> Path:
+        return lab_home() / self.name
+
+    def python(self) -> Path:
+        return self.folder() / "bin" / "python"
+
+    def installed(self) -> bool:
+        marker = self.folder() / ".installed"
+        return marker.is_file() and marker.read_text() == self.install_spec()
+
+    def install_spec(self) -> str:
+        return " ".join(self.packages)
+
+    def install(self, log: Callable[[str], None]) -> None:
+        """Install the pinned packages (a venv for Python servers, an npm prefix for Node)."""
+        folder = self.folder()
+        folder.mkdir(parents=True, exist_ok=True)
+        env = {**os.environ, **self.build_environment}
+        if self.npm:
+            log(f"lab: npm install {self.install_spec()} into {folder}")
+            _run(["npm", "install", "--no-audit", "--no-fund", "--prefix", str(folder),
+                  *self.packages], env)
+        else:
+            if not self.python().exists():
+                _run([sys.executable, "-m", "venv", str(folder)], env)
+            log(f"lab: pip install {self.install_spec()} into {folder} (may take minutes)")
+            _run([str(self.python()), "-m", "pip", "install", "-q", *self.packages], env)
+        (folder / ".installed").write_text(self.install_spec())
+
+    def command(self, port: int) -> list[str]:
+        return self.entry(self.folder(), port)
+
+
+def _run(command: Sequence[str], env: dict[str, str]) -> None:
+    done = subprocess.run(list(command), env=env, stdin=subprocess.DEVNULL)
+    if done.returncode != 0:
+        raise SystemExit(f"lab: {' '.join(command[:4])} ... failed (exit {done.returncode})")
+
+
+# -- llama-cpp-python ---------------------------------------------------------------------------
+
+LLAMA_ALIAS = "lab-tiny-llama"
+
+
+def _write_llama_model(folder: Path) -> None:
+    model = folder / "model.gguf"
+    source = LAB / "llama_model.py"
+    if model.exists() and model.stat().st_mtime >= source.stat().st_mtime:
+        return
+    _run([str(folder / "bin" / "python"), str(source), str(model)], dict(os.environ))
+
+
+def _llama_cpp_python(folder: Path, port: int) -> list[str]:
+    return [
+        str(folder / "bin" / "python"), "-m", "llama_cpp.server",
+        "--model", str(folder / "model.gguf"), "--model_alias", LLAMA_ALIAS,
+        "--n_ctx", "512", "--logits_all", "true",
+        # without it a new request cuts off a stream in flight
+        "--interrupt_requests", "false",
+        "--host", "127.0.0.1", "--port", str(port),
+    ]
+
+
+# -- LiteLLM ------------------------------------------------------------------------------------
+
+LITELLM_MODEL = "lab-litellm"
+LITELLM_CONFIG = f"""\
+# Written by lab/servers.py: a text-completion model answered by LiteLLM itself (mock_response),
+# with no upstream; loopback only, so no master key.
+model_list:
+  - model_name: {LITELLM_MODEL}
+    litellm_params:
+      model: text-completion-openai/gpt-3.5-turbo-instruct
+      api_key: unused
+      mock_response: "The quick brown fox jumps over the lazy dog."
+general_settings:
+  dangerously_permit_weak_or_unset_master_key: true
+litellm_settings:
+  telemetry: false
+"""
+
+
+def _write_litellm_config(folder: Path) -> None:
+    (folder / "config.yaml").write_text(LITELLM_CONFIG, encoding="utf-8")
+
+
+def _litellm(folder: Path, port: int) -> list[str]:
+    return [str(folder / "bin" / "litellm"), "--config", str(folder / "config.yaml"),
+            "--host", "127.0.0.1", "--port", str(port)]
+
+
+# -- Prism --------------------------------------------------------------------------------------
+
+def _prism(folder: Path, port: int) -> list[str]:
+    return [str(folder / "node_modules" / ".bin" / "prism"), "mock", str(SPEC),
+            "-h", "127.0.0.1", "-p", str(port)]
+
+
+PRISM_TIMEOUT = ("--timeout", "3")
+"""Prism never answers a malformed JSON body; the run waits this long for it, not 60 s (its
+other answers take milliseconds)."""
+
+SERVERS: dict[str, Server] = {
+    server.name: server
+    for server in (
+        Server(
+            name="llama-cpp-python",
+            version="0.3.36",
+            description="llama-cpp-python's OpenAI-compatible server on a tiny GGUF model "
+            "written by lab/llama_model.py",
+            packages=("llama-cpp-python[server]==0.3.36", "gguf==0.19.0", "numpy"),
+            entry=_llama_cpp_python,
+            prepare=_write_llama_model,
+            build_environment={"CMAKE_ARGS": "-DGGML_NATIVE=OFF"},
+            recordings=(
+                Recording("llama-cpp-python-openai", "openai"),
+                Recording("llama-cpp-python-openai-compatible", "openai-compatible"),
+            ),
+            notes="an sdist: the first install compiles llama.cpp (~10 min on 2 cores)",
+        ),
+        Server(
+            name="litellm",
+            version="1.108.7",
+            description="LiteLLM's proxy with a text-completion-openai model and "
+            "mock_response, no upstream",
+            packages=("litellm[proxy]==1.108.7",),
+            entry=_litellm,
+            prepare=_write_litellm_config,
+            environment={"LITELLM_LOCAL_MODEL_COST_MAP": "True", "LITELLM_TELEMETRY": "False"},
+            recordings=(
+                Recording("litellm-openai", "openai"),
+                Recording("litellm-openai-compatible", "openai-compatible"),
+            ),
+        ),
+        Server(
+            name="prism",
+            version="5.16",
+            description="Stoplight Prism mocking our own spec/completions.yaml",
+            packages=("@stoplight/prism-cli@5.16",),
+            npm=True,
+            entry=_prism,
+            ready_path="/v1/models",
+            recordings=(
+                Recording("prism-openai", "openai", args=PRISM_TIMEOUT),
+                Recording("prism-friendli", "friendli", "/dedicated/v1",
+                          args=("--model", "lab-endpoint", *PRISM_TIMEOUT)),
+            ),
+        ),
+    )
+}
+
+
+def ready(server: Server, log: Callable[[str], None] = print) -> Server:
+    """``server`` installed (if it was not) and its files written."""
+    if not server.installed():
+        if server.notes:
+            log(f"lab: {server.name}: {server.notes}")
+        server.install(log)
+    if server.prepare is not None:
+        server.prepare(server.folder())
+    return server
+
+
+def ready_servers(names: Sequence[str]) -> list[Server]:
+    """The named servers (all when none is named), ready to start."""
+    return [ready(SERVERS[name]) for name in (names or list(SERVERS))]
