@@ -10,7 +10,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import dataclasses
-import os
 import sys
 from collections.abc import Sequence
 from typing import TextIO
@@ -19,20 +18,17 @@ from conformance.embedded import EmbeddedMock, EmbeddedMockError
 from conformance.model import RunResult
 from conformance.rules import CATALOG
 from conformance.runner import execute
-from conformance.settings import DEFAULT_CONCURRENCY, DEFAULT_MAX_TOKENS, DEFAULT_TIMEOUT
-from conformance.transport import Exchange, Limits, Termination
+from conformance.transport import Exchange, Termination
 
 from .configure import (
     HarnessError,
     UsageError,
-    build_settings,
-    discover_model,
-    parse_headers,
-    pick_api_key,
-    pick_features,
+    check_target,
     pick_profile,
+    settings_from_target,
     split_list,
 )
+from .target_options import add_target_arguments, target_from_args
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -50,33 +46,11 @@ def _parser() -> argparse.ArgumentParser:
         epilog="Exit status: 0 when no rule FAILed or ERRORed (NON_STRICT counts only with "
         "--strict), 1 on violations, 2 on usage or harness errors.",
     )
-    target = run.add_argument_group("target")
-    target.add_argument(
-        "--base-url", metavar="URL",
-        help="base URL as an OpenAI client takes it, e.g. http://127.0.0.1:8000/v1 or "
+    add_target_arguments(run, helps={
+        "base-url": "base URL as an OpenAI client takes it, e.g. http://127.0.0.1:8000/v1 or "
         "https://api.friendli.ai/dedicated/v1 (default: start the embedded mock)",
-    )
-    target.add_argument(
-        "--api-key", metavar="KEY",
-        help="API key sent as a bearer token (default: $CONFORMANCE_API_KEY or "
-        "$OPENAI_API_KEY; never printed)",
-    )
-    target.add_argument(
-        "--model", metavar="M",
-        help="model to test (default: the first model GET /models lists; required for "
-        "FriendliAI, whose dedicated endpoints have no model listing: pass the endpoint id)",
-    )
-    target.add_argument(
-        "--profile", metavar="P",
-        help="contract profile: openai, openai-compatible or friendli (default: friendli "
-        "for .../dedicated/v1 URLs, else openai)",
-    )
-    target.add_argument("--header", action="append", default=[], metavar="'NAME: VALUE'",
-                        help="extra request header, repeatable (values are redacted like keys)")
-    target.add_argument("--feature", action="append", default=[], metavar="F",
-                        help="claim an optional feature (see spec/features.yaml), repeatable")
-    target.add_argument("--no-feature", action="append", default=[], metavar="F",
-                        help="do not claim a feature the profile claims, repeatable")
+        "max-tokens": "max_tokens of the probes (at least 4; default 16)",
+    })
     chosen = run.add_argument_group("rules")
     chosen.add_argument("--select", action="append", default=[], metavar="IDS",
                         help="run only these rule IDs or globs (SSE-*), comma-separated")
@@ -84,14 +58,6 @@ def _parser() -> argparse.ArgumentParser:
                         help="leave out these rule IDs or globs, comma-separated")
     chosen.add_argument("--strict", action="store_true",
                         help="count NON_STRICT (a broken SHOULD) as a failure")
-    caps = run.add_argument_group("limits")
-    caps.add_argument("--max-requests", type=int, metavar="N", help="stop sending after N requests")
-    caps.add_argument("--max-tokens", type=int, default=DEFAULT_MAX_TOKENS, metavar="N",
-                      help=f"max_tokens of the probes (default {DEFAULT_MAX_TOKENS})")
-    caps.add_argument("--concurrency", type=int, default=DEFAULT_CONCURRENCY, metavar="N",
-                      help=f"requests in flight at once (default {DEFAULT_CONCURRENCY})")
-    caps.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT, metavar="S",
-                      help=f"seconds allowed per request (default {DEFAULT_TIMEOUT:g})")
     reports = run.add_argument_group("reports")
     reports.add_argument("--json", metavar="FILE", help="write the JSON report")
     reports.add_argument("--junit-xml", metavar="FILE", help="write a JUnit XML report")
@@ -116,38 +82,6 @@ def _list(args: argparse.Namespace, out: TextIO) -> int:
 
 DISCOVERY_LABEL = "discovery/models"
 """The report's label of the model-discovery request (``GET /models``)."""
-
-
-async def _prepare(  # type: ignore[no-untyped-def]
-    args: argparse.Namespace,
-    base_url: str,
-    embedded: EmbeddedMock | None,
-    seen: list[Exchange],
-):
-    profile = pick_profile(args.profile, None if embedded else base_url)
-    headers = parse_headers(args.header)
-    api_key = pick_api_key(args.api_key, os.environ, embedded=embedded is not None)
-    features = pick_features(profile, args.feature, args.no_feature)
-    model = args.model
-    if not model:
-        if embedded is not None:
-            listing = embedded.openai_url
-        elif profile.models_path is None:
-            raise UsageError(
-                f"profile {profile.name} has no model listing: pass --model "
-                "(for FriendliAI Dedicated, the endpoint id)"
-            )
-        else:
-            listing = base_url
-        limits = Limits(total_time=min(args.timeout, 30.0))
-        model = await discover_model(listing, api_key=api_key, headers=headers, limits=limits,
-                                     on_exchange=seen.append)
-    url = embedded.url_for(profile.name) if embedded is not None else base_url
-    return build_settings(
-        base_url=url, profile=profile, model=model, features=features, api_key=api_key,
-        headers=headers, max_tokens=args.max_tokens, concurrency=args.concurrency,
-        max_requests=args.max_requests, timeout=args.timeout,
-    )
 
 
 def _write_reports(args: argparse.Namespace, result: RunResult) -> None:
@@ -177,6 +111,8 @@ def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if not rules:
         raise UsageError("no rule matches --select / --deselect for this profile")
     progress = ConsoleProgress(err, enabled=not args.quiet)
+    target = target_from_args(args)
+    check_target(target, embedded=not args.base_url)  # flags first, then a mock for them
     mock = None if args.base_url else EmbeddedMock()
     try:
         if mock is not None:
@@ -184,7 +120,8 @@ def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                 err.write("conformance: starting the embedded mock server\n")
             mock.start()
         discovery: list[Exchange] = []
-        settings = asyncio.run(_prepare(args, args.base_url or "", mock, discovery))
+        settings = asyncio.run(
+            settings_from_target(target, embedded=mock, on_exchange=discovery.append))
         result = asyncio.run(
             execute(settings, rules, progress=progress, strict=args.strict,
                     embedded=mock is not None)

@@ -2,19 +2,26 @@
 
 Everything the user can get wrong is checked here, with a message naming the flag and the
 value (:class:`UsageError`, exit status 2): an unknown profile or feature, a header without a
-colon, a FriendliAI run without ``--model``.
+colon, a FriendliAI run without ``--model``. :func:`settings_from_target` is the one recipe
+that ``conformance run``, ``conformance fuzz`` and the pytest plugin use (their flags come from
+one table, :mod:`conformance.target_options`).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import os
 from collections.abc import Callable, Iterable, Mapping
+from typing import Protocol
 from urllib.parse import urlsplit
 
 import spec
-from conformance.transport import Exchange, Limits, open_session, record
+from conformance.client import Client
+from conformance.transport import Exchange, open_session
 
 from .settings import Settings, default_limits, join_url
+from .target_options import TargetOptions
 
 
 class UsageError(Exception):
@@ -84,26 +91,18 @@ def pick_api_key(explicit: str | None, environ: Mapping[str, str], *, embedded: 
 
 
 async def discover_model(
-    base_url: str,
-    *,
-    api_key: str | None,
-    headers: tuple[tuple[str, str], ...],
-    limits: Limits,
+    settings: Settings,
+    url: str,
     on_exchange: Callable[[Exchange], None] | None = None,
 ) -> str:
-    """The first model ``GET <base_url>/models`` lists (``{"data": [...]}`` or a bare list).
+    """The first model ``GET url`` lists (``{"data": [...]}`` or a bare list), asked through
+    :class:`~conformance.client.Client` like every other request (retries of 429 / 503, the
+    run's limits and headers; a budget of its own, so it never eats ``--max-requests``).
 
     ``on_exchange`` receives the recorded request, so a report can keep it (a replay of the
     report must answer the discovery too)."""
-    items = list(headers)
-    if api_key:
-        items.insert(0, ("Authorization", f"Bearer {api_key}"))
-    url = join_url(base_url, "/v1/models", "/v1")
     async with open_session() as session:
-        exchange = await record(
-            session, "GET", url, headers=items, limits=limits,
-            secret_headers=[name for name, _ in headers],
-        )
+        exchange = await Client(settings, session).send("GET", url)
     if on_exchange is not None:
         on_exchange(exchange)
     if exchange.status is None:
@@ -121,6 +120,75 @@ async def discover_model(
         f"could not find a model in GET {exchange.request.url} (HTTP {exchange.status}); "
         "pass --model"
     )
+
+
+MIN_MAX_TOKENS = 4
+"""The probes need room for a few tokens (a stop string, a length cut shorter than greedy)."""
+
+
+def check_target(options: TargetOptions, *, embedded: bool = False) -> spec.Profile:
+    """Every check of the target options that needs no network, so a wrong flag is reported
+    before a mock is started or a request sent; returns the profile."""
+    profile = pick_profile(options.profile, None if embedded else options.base_url)
+    parse_headers(options.header)
+    pick_features(profile, options.feature, options.no_feature)
+    for name, value, low in (("max-tokens", options.max_tokens, MIN_MAX_TOKENS),
+                             ("concurrency", options.concurrency, 1),
+                             ("max-requests", options.max_requests, 1)):
+        if value is not None and value < low:
+            raise UsageError(f"{options.flag(name)} must be at least {low}, got {value}")
+    if not options.timeout > 0:
+        raise UsageError(f"{options.flag('timeout')} must be positive, got {options.timeout}")
+    if not embedded and not options.base_url:
+        raise UsageError(f"{options.flag('base-url')} is required")
+    if not embedded and not options.model and profile.models_path is None:
+        raise UsageError(
+            f"profile {profile.name} has no model listing: pass {options.flag('model')} "
+            "(for FriendliAI Dedicated, the endpoint id)"
+        )
+    return profile
+
+
+async def settings_from_target(
+    options: TargetOptions,
+    *,
+    embedded: EmbeddedTarget | None = None,
+    on_exchange: Callable[[Exchange], None] | None = None,
+    environ: Mapping[str, str] = os.environ,
+) -> Settings:
+    """The one recipe from target options to :class:`Settings`, for run, fuzz and pytest.
+
+    Against the embedded mock (``embedded``) the URL is the mock's for the profile and no key
+    from the environment is sent; without ``--model`` the model is the first of the profile's
+    model listing (the embedded mock's OpenAI listing when the profile has none)."""
+    profile = check_target(options, embedded=embedded is not None)
+    base_url = embedded.url_for(profile.name) if embedded is not None else options.base_url
+    settings = build_settings(
+        base_url=base_url or "", profile=profile, model=options.model or "",
+        features=pick_features(profile, options.feature, options.no_feature),
+        api_key=pick_api_key(options.api_key, environ, embedded=embedded is not None),
+        headers=parse_headers(options.header), max_tokens=options.max_tokens,
+        concurrency=options.concurrency, max_requests=options.max_requests,
+        timeout=options.timeout,
+    )
+    if options.model:
+        return settings
+    if profile.models_path is not None:
+        listing = settings.models_url
+    elif embedded is not None:
+        listing = join_url(embedded.openai_url, "/v1/models", "/v1")
+    else:  # pragma: no cover - check_target refused it
+        raise UsageError(f"pass {options.flag('model')}")
+    model = await discover_model(settings, listing, on_exchange)
+    return dataclasses.replace(settings, model=model)
+
+
+class EmbeddedTarget(Protocol):
+    """What the recipe needs of the embedded mock (:class:`conformance.embedded.EmbeddedMock`)."""
+
+    openai_url: str
+
+    def url_for(self, profile: str) -> str: ...
 
 
 def build_settings(

@@ -19,6 +19,8 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from conformance.target_options import add_pytest_target_options
+
 if TYPE_CHECKING:
     from conformance.pytest_support import ConformanceClient
 
@@ -30,34 +32,17 @@ LEVEL_MARKERS = {
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    group = parser.getgroup("conformance", "completions conformance harness")
+    group = parser.getgroup("conformance", "completions conformance harness (the target options "
+                            "are those of `conformance run`, as --conformance-NAME; without "
+                            "--conformance-url / --conformance-base-url the plugin does nothing)")
     add = group.addoption
-    add("--conformance-url", default=None,
-        help="base URL of the completions endpoint to check, as an OpenAI client takes it "
-        "(e.g. http://127.0.0.1:8000/v1); without it the plugin does nothing")
-    add("--conformance-profile", default=None,
-        help="contract profile: openai, openai-compatible or friendli (default: friendli for "
-        ".../dedicated/v1 URLs, else openai)")
-    add("--conformance-model", default=None,
-        help="model to test (default: the first of GET /models; required for FriendliAI)")
-    add("--conformance-api-key", default=None,
-        help="API key (default: $CONFORMANCE_API_KEY or $OPENAI_API_KEY; never printed)")
-    add("--conformance-header", action="append", default=[], metavar="'NAME: VALUE'",
-        help="extra request header, repeatable (values are redacted)")
-    add("--conformance-feature", action="append", default=[], metavar="F",
-        help="claim an optional feature, repeatable")
-    add("--conformance-no-feature", action="append", default=[], metavar="F",
-        help="do not claim a feature, repeatable")
+    add_pytest_target_options(add)
     add("--conformance-select", action="append", default=[], metavar="IDS",
         help="only these rule IDs or globs, comma-separated")
     add("--conformance-deselect", action="append", default=[], metavar="IDS",
         help="leave out these rule IDs or globs, comma-separated")
     add("--conformance-strict", action="store_true", default=False,
         help="NON_STRICT (a broken SHOULD) fails the item")
-    add("--conformance-max-tokens", type=int, default=16, help="max_tokens of the probes")
-    add("--conformance-max-requests", type=int, default=None, help="request budget")
-    add("--conformance-concurrency", type=int, default=4, help="requests in flight")
-    add("--conformance-timeout", type=float, default=60.0, help="seconds per request")
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -67,7 +52,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def _active(config: pytest.Config) -> bool:
-    return bool(config.getoption("conformance_url", default=None))
+    return bool(config.getoption("conformance_base_url", default=None))
 
 
 @pytest.hookimpl(tryfirst=True)

@@ -4,18 +4,15 @@
 from __future__ import annotations
 
 import asyncio
-import os
 from typing import Any
 
 import pytest
 
 from conformance.configure import (
-    build_settings,
-    discover_model,
-    parse_headers,
-    pick_api_key,
-    pick_features,
+    HarnessError,
+    UsageError,
     pick_profile,
+    settings_from_target,
     split_list,
 )
 from conformance.model import Rule, RuleResult, RunResult, Verdict
@@ -24,7 +21,8 @@ from conformance.reporting.text import finding_lines
 from conformance.rules import CATALOG
 from conformance.runner import execute
 from conformance.settings import Settings
-from conformance.transport import Exchange, Limits, open_session
+from conformance.target_options import target_from_pytest
+from conformance.transport import Exchange, open_session
 from conformance.views import StreamView
 from spec import JSON
 
@@ -37,34 +35,20 @@ def _option(config: pytest.Config, name: str) -> Any:
 
 
 def settings_for(config: pytest.Config) -> Settings:
-    """Settings from the ``--conformance-*`` options (model discovered once if not given)."""
+    """Settings from the ``--conformance-*`` options, by the recipe ``conformance run`` uses
+    (model discovered once if not given)."""
     if SETTINGS_KEY in config.stash:
         return config.stash[SETTINGS_KEY]
-    url = _option(config, "url")
-    profile = pick_profile(_option(config, "profile"), url)
-    headers = parse_headers(_option(config, "header"))
-    api_key = pick_api_key(_option(config, "api_key"), os.environ, embedded=False)
-    model = _option(config, "model")
-    if not model:
-        if profile.models_path is None:
-            raise pytest.UsageError("--conformance-model is required for this profile")
-        model = asyncio.run(
-            discover_model(url, api_key=api_key, headers=headers, limits=Limits(total_time=30))
-        )
-    settings = build_settings(
-        base_url=url, profile=profile, model=model,
-        features=pick_features(profile, _option(config, "feature"),
-                               _option(config, "no_feature")),
-        api_key=api_key, headers=headers, max_tokens=_option(config, "max_tokens"),
-        concurrency=_option(config, "concurrency"),
-        max_requests=_option(config, "max_requests"), timeout=_option(config, "timeout"),
-    )
+    try:
+        settings = asyncio.run(settings_from_target(target_from_pytest(config)))
+    except (UsageError, HarnessError) as exc:
+        raise pytest.UsageError(str(exc)) from None
     config.stash[SETTINGS_KEY] = settings
     return settings
 
 
 def selected_rules(config: pytest.Config) -> list[Rule]:
-    profile = pick_profile(_option(config, "profile"), _option(config, "url"))
+    profile = pick_profile(_option(config, "profile"), _option(config, "base_url"))
     return CATALOG.select(
         profile=profile.name,
         select=split_list(_option(config, "select")),

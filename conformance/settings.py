@@ -10,11 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import spec
+from conformance.target_options import DEFAULT_CONCURRENCY, DEFAULT_MAX_TOKENS, DEFAULT_TIMEOUT
 from conformance.transport import Limits
 
-DEFAULT_MAX_TOKENS = 16
-DEFAULT_CONCURRENCY = 4
-DEFAULT_TIMEOUT = 60.0
 MAX_TOTAL_BYTES = 16 << 20
 """Bytes read per response at most: a completion of a few hundred tokens is a few hundred KB."""
 MAX_EVENTS = 4096
@@ -76,8 +74,10 @@ class Settings:
 
     @property
     def models_url(self) -> str:
-        """``<base_url>/models`` (FriendliAI profiles have none; callers check)."""
-        return join_url(self.base_url, "/v1/models", "/v1")
+        """The profile's model listing under ``base_url`` (``<base_url>/models``); a profile
+        without one (FriendliAI Dedicated) gets ``<base_url>/models`` too: callers check."""
+        path = self.profile.models_path or "/v1/models"
+        return join_url(self.base_url, path, self.profile.base_path)
 
     @property
     def secret_header_names(self) -> tuple[str, ...]:

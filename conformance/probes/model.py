@@ -17,7 +17,6 @@ from dataclasses import dataclass, field
 from conformance.client import Client
 from conformance.settings import Settings
 from conformance.transport import Exchange
-from conformance.views import StreamView
 from spec import JSON
 
 ALL_PROFILES = frozenset({"openai", "openai-compatible", "friendli"})
@@ -78,10 +77,6 @@ class ProbeSession:
         self._earlier = outcomes
 
     # -- bodies ----------------------------------------------------------------------------
-    @property
-    def profile_name(self) -> str:
-        return self.settings.profile.name
-
     def claims(self, feature: str) -> bool:
         return self.settings.claims(feature)
 
@@ -167,6 +162,3 @@ def first_choice(exchange: Exchange) -> dict[str, JSON] | None:
         return choices[0]
     return None
 
-
-def stream_view(exchange: Exchange) -> StreamView | None:
-    return StreamView(exchange) if exchange.status == 200 and exchange.is_sse else None

@@ -73,10 +73,8 @@ class SSEParser:
         self._last_id = ""
         self._reconnection_time: int | None = None
         self._comments: list[Comment] = []
-        self._comment_count = 0
         self._log = ObservationLog(max_observations_per_code)
         self._observe = self._log.add
-        self._events = 0
         self._halted: str | None = None
         self._closed = False
         self._discarded: SSEEvent | None = None
@@ -99,14 +97,6 @@ class SSEParser:
     @property
     def comments(self) -> tuple[Comment, ...]:
         return tuple(self._comments)
-
-    @property
-    def comment_count(self) -> int:
-        return self._comment_count
-
-    @property
-    def event_count(self) -> int:
-        return self._events
 
     @property
     def halted(self) -> str | None:
@@ -191,7 +181,6 @@ class SSEParser:
                     if not self._add_raw(line):
                         return events
                     if self._data:
-                        self._events += 1
                         raw = b"".join(self._raw)
                         events.append(self._event(raw, self._block_start, self._block_at, now))
                     self._reset_block()
@@ -201,7 +190,6 @@ class SSEParser:
             elif content[0] == _COLON:
                 if self._block_start >= 0 and not self._add_raw(line):
                     return events
-                self._comment_count += 1
                 if len(self._comments) < self._max_comments:
                     text = self._decode(content[1:], pos + 1, content)
                     self._comments.append(Comment(text, pos, at))

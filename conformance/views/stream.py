@@ -131,6 +131,3 @@ class StreamView:
             if isinstance(usage, dict):
                 return usage
         return None
-
-    def chunk_events(self) -> list[SSEEvent]:
-        return [p.event for p in self.chunks]

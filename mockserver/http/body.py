@@ -34,11 +34,6 @@ def _loads(text: str) -> JSON:
     return _DECODER.decode(text)
 
 
-async def read_json(request: web.Request, *, max_bytes: int, invalid_status: int) -> JSON:
-    """The parsed body; raises :class:`ApiError` 413, 415 or ``invalid_status``."""
-    return parse_json(await read_body(request, max_bytes=max_bytes), invalid_status)
-
-
 async def read_body(request: web.Request, *, max_bytes: int) -> bytes:
     """The raw body of a JSON request; raises :class:`ApiError` 413 or 415."""
     media_type = request.content_type  # aiohttp lower-cases and strips parameters

@@ -77,7 +77,7 @@ def test_strict_turns_non_strict_into_a_failure(mock: EmbeddedMock) -> None:
         (("--header", "no colon here"), "--header expects"),
         (("--feature", "teleport"), "unknown feature"),
         (("--select", "NOPE-*"), "no rule matches"),
-        (("--max-tokens", "1"), "max_tokens must be at least 4"),
+        (("--max-tokens", "1"), "--max-tokens must be at least 4"),
     ],
 )
 def test_usage_errors_exit_2(mock: EmbeddedMock, argv: tuple[str, ...], message: str) -> None:

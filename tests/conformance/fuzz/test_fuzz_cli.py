@@ -16,8 +16,9 @@ SMALL = ["--max-examples", "15", "--seed", "3", "--workers", "2", "-q"]
 
 
 @pytest.mark.parametrize(("flags", "message"), [
-    (["--workers", "0"], "--workers must be at least 1"),
-    (["--max-tokens", "0"], "--max-tokens must be at least 1"),
+    (["--workers", "0"], "--concurrency must be at least 1"),  # --workers is its alias
+    (["--concurrency", "65"], "--concurrency must be at most 64"),
+    (["--max-tokens", "3"], "--max-tokens must be at least 4"),
     (["--time-budget", "-1"], "--time-budget must be positive"),
     (["--phases", "examples,stateful"], "--phases takes"),
     (["--profile", "nope"], "--profile 'nope' is unknown"),

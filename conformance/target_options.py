@@ -1,0 +1,148 @@
+"""The target options: one table, the same flags with the same meaning in every front end.
+
+``conformance run``, ``conformance fuzz`` and the pytest plugin all test a server the same way:
+a base URL, a profile, a model, credentials, the features it claims and the caps that keep a
+run cheap. This module holds those options once (:data:`TARGET_OPTIONS`), adds them to an
+argparse parser (``--base-url``) or to pytest (``--conformance-base-url``), and reads the
+parsed values back as :class:`TargetOptions`; :func:`conformance.configure.settings_from_target`
+turns those into :class:`~conformance.settings.Settings`. It imports nothing heavy: the pytest
+plugin loads it in every pytest run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+DEFAULT_MAX_TOKENS = 16
+DEFAULT_CONCURRENCY = 4
+DEFAULT_TIMEOUT = 60.0
+PYTEST_PREFIX = "conformance-"
+
+
+@dataclass(frozen=True)
+class TargetOption:
+    """One option: its flag name without dashes, argparse keywords and the pytest aliases."""
+
+    name: str
+    help: str
+    kwargs: Mapping[str, Any] = field(default_factory=dict)
+    pytest_aliases: tuple[str, ...] = ()
+    group: str = "target"
+    """The ``--help`` section: ``target`` (what is tested) or ``limits`` (what a run costs)."""
+
+    @property
+    def dest(self) -> str:
+        return self.name.replace("-", "_")
+
+
+TARGET_OPTIONS: tuple[TargetOption, ...] = (
+    TargetOption("base-url", "base URL as an OpenAI client takes it, e.g. "
+                 "http://127.0.0.1:8000/v1 or https://api.friendli.ai/dedicated/v1",
+                 {"metavar": "URL"}, pytest_aliases=("url",)),
+    TargetOption("profile", "contract profile: openai, openai-compatible or friendli "
+                 "(default: friendli for .../dedicated/v1 URLs, else openai)", {"metavar": "P"}),
+    TargetOption("model", "model to test (default: the first model the profile's model listing "
+                 "gives; required for FriendliAI, whose dedicated endpoints have no listing: "
+                 "pass the endpoint id)", {"metavar": "M"}),
+    TargetOption("api-key", "API key sent as a bearer token (default: $CONFORMANCE_API_KEY or "
+                 "$OPENAI_API_KEY; never printed)", {"metavar": "KEY"}),
+    TargetOption("header", "extra request header, repeatable (values are redacted like keys)",
+                 {"action": "append", "default": [], "metavar": "'NAME: VALUE'"}),
+    TargetOption("feature", "claim an optional feature (see spec/features.yaml), repeatable",
+                 {"action": "append", "default": [], "metavar": "F"}),
+    TargetOption("no-feature", "do not claim a feature the profile claims, repeatable",
+                 {"action": "append", "default": [], "metavar": "F"}),
+    TargetOption("max-tokens", "max_tokens of the requests sent (at least 4; default "
+                 f"{DEFAULT_MAX_TOKENS})",
+                 {"type": int, "default": DEFAULT_MAX_TOKENS, "metavar": "N"}, group="limits"),
+    TargetOption("max-requests", "stop sending after N requests (retries included)",
+                 {"type": int, "default": None, "metavar": "N"}, group="limits"),
+    TargetOption("concurrency", "requests in flight at once (default "
+                 f"{DEFAULT_CONCURRENCY})",
+                 {"type": int, "default": DEFAULT_CONCURRENCY, "metavar": "N"}, group="limits"),
+    TargetOption("timeout", f"seconds allowed per request (default {DEFAULT_TIMEOUT:g})",
+                 {"type": float, "default": DEFAULT_TIMEOUT, "metavar": "S"}, group="limits"),
+)
+"""Every target option, in the order ``--help`` lists them."""
+
+
+@dataclass(frozen=True)
+class TargetOptions:
+    """The parsed target options; ``flag`` names an option as the user spelled it."""
+
+    base_url: str | None = None
+    profile: str | None = None
+    model: str | None = None
+    api_key: str | None = None
+    header: tuple[str, ...] = ()
+    feature: tuple[str, ...] = ()
+    no_feature: tuple[str, ...] = ()
+    max_tokens: int = DEFAULT_MAX_TOKENS
+    max_requests: int | None = None
+    concurrency: int = DEFAULT_CONCURRENCY
+    timeout: float = DEFAULT_TIMEOUT
+    flag_prefix: str = "--"
+
+    def flag(self, name: str) -> str:
+        return self.flag_prefix + name
+
+
+def _help(option: TargetOption, overrides: Mapping[str, str]) -> str:
+    return overrides.get(option.name, option.help)
+
+
+def add_target_arguments(
+    parser: Any,
+    *,
+    defaults: Mapping[str, Any] | None = None,
+    helps: Mapping[str, str] | None = None,
+    aliases: Mapping[str, tuple[str, ...]] | None = None,
+) -> dict[str, Any]:
+    """Add every target option to an argparse parser, in its ``target`` and ``limits``
+    groups (returned, so a command can add its own options to them).
+
+    ``defaults`` and ``helps`` override an option's default and help text (fuzzing sends one
+    request at a time by default); ``aliases`` adds other flag names for an option."""
+    defaults, helps, aliases = defaults or {}, helps or {}, aliases or {}
+    groups = {name: parser.add_argument_group(name) for name in ("target", "limits")}
+    for option in TARGET_OPTIONS:
+        kwargs = dict(option.kwargs)
+        if option.name in defaults:
+            kwargs["default"] = defaults[option.name]
+        names = [f"--{option.name}", *(f"--{alias}" for alias in aliases.get(option.name, ()))]
+        groups[option.group].add_argument(*names, dest=option.dest, help=_help(option, helps),
+                                          **kwargs)
+    return groups
+
+
+def add_pytest_target_options(add: Callable[..., None]) -> None:
+    """Add every target option to pytest (``group.addoption``) as ``--conformance-NAME``."""
+    for option in TARGET_OPTIONS:
+        names = [f"--{PYTEST_PREFIX}{option.name}",
+                 *(f"--{PYTEST_PREFIX}{alias}" for alias in option.pytest_aliases)]
+        kwargs = {"default": None, **option.kwargs}
+        add(*names, dest=f"conformance_{option.dest}", help=option.help, **kwargs)
+
+
+def target_from_values(get: Callable[[str], Any], flag_prefix: str = "--") -> TargetOptions:
+    """:class:`TargetOptions` from a getter of parsed values by ``dest``."""
+    values: dict[str, Any] = {}
+    for option in TARGET_OPTIONS:
+        value = get(option.dest)
+        if isinstance(value, list):
+            value = tuple(value)
+        values[option.dest] = value
+    return TargetOptions(**values, flag_prefix=flag_prefix)
+
+
+def target_from_args(args: Any) -> TargetOptions:
+    """:class:`TargetOptions` from an argparse namespace."""
+    return target_from_values(lambda dest: getattr(args, dest))
+
+
+def target_from_pytest(config: Any) -> TargetOptions:
+    """:class:`TargetOptions` from a ``pytest.Config`` (``--conformance-NAME`` options)."""
+    return target_from_values(lambda dest: config.getoption(f"conformance_{dest}"),
+                              flag_prefix=f"--{PYTEST_PREFIX}")

@@ -1,0 +1,90 @@
+"""One table of target options drives ``conformance run``, ``conformance fuzz`` and the pytest
+plugin: each row's flags must give the same :class:`~conformance.settings.Settings` in all three
+(``--NAME`` on the command line, ``--conformance-NAME`` in pytest)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+import conformance.fuzz.cli  # noqa: F401 - imported once: pytester forgets what a test imports
+from conformance.cli import _parser
+from conformance.configure import UsageError, settings_from_target
+from conformance.pytest_support import settings_for
+from conformance.settings import Settings
+from conformance.target_options import TARGET_OPTIONS, target_from_args
+
+pytest_plugins = ["pytester"]
+
+URL = "http://127.0.0.1:9/v1"  # never contacted: every row names a model
+ROWS: list[tuple[list[str], Callable[[Settings], Any], Any]] = [
+    ([], lambda s: (s.profile.name, s.max_tokens, s.limits.total_time, s.max_requests),
+     ("openai", 16, 60.0, None)),
+    (["--profile", "openai-compatible"], lambda s: s.profile.name, "openai-compatible"),
+    (["--model", "other-model"], lambda s: s.model, "other-model"),
+    (["--api-key", "sk-row"], lambda s: s.request_headers()[0], ("Authorization", "Bearer sk-row")),
+    (["--header", "X-A: 1", "--header", "X-B: 2"], lambda s: s.headers,
+     (("X-A", "1"), ("X-B", "2"))),
+    (["--no-feature", "echo", "--no-feature", "seed"],
+     lambda s: {"echo", "seed"} & s.features, set()),
+    (["--profile", "openai-compatible", "--feature", "best_of"],
+     lambda s: "best_of" in s.features, True),
+    (["--max-tokens", "7"], lambda s: s.max_tokens, 7),
+    (["--max-requests", "9"], lambda s: s.max_requests, 9),
+    (["--concurrency", "3"], lambda s: s.concurrency, 3),
+    (["--timeout", "12.5"], lambda s: s.limits.total_time, 12.5),
+    (["--base-url", "http://127.0.0.1:9/dedicated/v1"], lambda s: s.profile.name, "friendli"),
+]
+
+
+def cli_settings(command: str, argv: list[str]) -> Settings:
+    args = _parser().parse_args([command, "--base-url", URL, "--model", "m0", *argv])
+    return asyncio.run(settings_from_target(target_from_args(args)))
+
+
+@pytest.fixture
+def pytester(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytest.Pytester:
+    """Configs with our plugin only: the test is about its options, not other plugins."""
+    monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
+    return pytester
+
+
+def pytest_settings(pytester: pytest.Pytester, argv: list[str]) -> Settings:
+    flags = [f"--conformance-{a[2:]}" if a.startswith("--") else a for a in argv]
+    config = pytester.parseconfig("-p", "conformance.pytest_plugin", "--conformance-base-url",
+                                  URL, "--conformance-model", "m0", *flags)
+    return settings_for(config)
+
+
+@pytest.mark.parametrize("row", range(len(ROWS)))
+def test_the_same_flags_mean_the_same_in_run_fuzz_and_pytest(
+    row: int, pytester: pytest.Pytester
+) -> None:
+    argv, read, want = ROWS[row]
+    assert read(cli_settings("run", argv)) == want
+    assert read(cli_settings("fuzz", argv)) == want
+    assert read(pytest_settings(pytester, argv)) == want
+
+
+def test_the_table_is_tried_whole() -> None:
+    tried = {a[2:] for argv, _, _ in ROWS for a in argv if a.startswith("--")}
+    assert tried | {"base-url"} == {option.name for option in TARGET_OPTIONS}
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    (["--max-tokens", "3"], "{}max-tokens must be at least 4"),
+    (["--concurrency", "0"], "{}concurrency must be at least 1"),
+    (["--max-requests", "0"], "{}max-requests must be at least 1"),
+    (["--timeout", "0"], "{}timeout must be positive"),
+])
+def test_a_wrong_flag_is_named_the_way_each_front_end_spells_it(
+    argv: list[str], message: str, pytester: pytest.Pytester
+) -> None:
+    for command in ("run", "fuzz"):
+        with pytest.raises(UsageError, match=message.format("--")):
+            cli_settings(command, argv)
+    with pytest.raises(pytest.UsageError, match=message.format("--conformance-")):
+        pytest_settings(pytester, argv)
