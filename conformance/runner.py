@@ -13,7 +13,7 @@ import traceback
 from collections.abc import Iterable, Mapping
 from typing import Protocol
 
-from conformance.checks import CheckContext, unsound
+from conformance.check_context import CheckContext, unsound
 from conformance.client import BudgetExhausted, Client
 from conformance.model import (
     Finding,

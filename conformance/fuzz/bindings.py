@@ -1,11 +1,12 @@
 """Which catalog rules can judge one fuzzed exchange, and where to put it so they can.
 
-A rule's check reads named probes (:class:`~conformance.checks.CheckContext`). A ``scan`` rule
-judges every valid completion it is given, so one fuzzed exchange is simply a probe of its own.
-Other rules read one exchange of a known shape (``greedy/s`` is a stream; ``logprobs/ln`` asks
-for ``logprobs`` N and notes N): for those a *binding* says which fuzzed requests have that
-shape and files the exchange under that probe and key, with the notes the probe would have
-taken. The check functions are the catalog's own; only the placing is new here.
+A rule's check reads named probes (:class:`~conformance.check_context.CheckContext`). A
+``scan`` rule judges every valid completion it is given, so one fuzzed exchange is simply a
+probe of its own. Other rules read one exchange of a known shape (``greedy/s`` is a stream;
+``logprobs/ln`` asks for ``logprobs`` N and notes N): for those a *binding* says which fuzzed
+requests have that shape and files the exchange under that probe and key, with the notes the
+probe would have taken. The check functions are the catalog's own; only the placing is new
+here.
 
 Bindings are conservative: a request is bound only when the rule's requirement holds for it as
 it does for the probe (no stop strings where the tokens must spell the text, one choice where

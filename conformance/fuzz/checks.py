@@ -4,7 +4,7 @@ Each rule a fuzzed exchange can judge (:mod:`conformance.fuzz.bindings`) is regi
 import, as a schemathesis check named by its rule ID. The registered function adapts: it turns
 the schemathesis response into an :class:`~conformance.transport.Exchange` (once per response,
 shared by every rule), files it where the rule's check reads, builds a
-:class:`~conformance.checks.CheckContext` and calls ``rule.check`` itself. A
+:class:`~conformance.check_context.CheckContext` and calls ``rule.check`` itself. A
 :class:`~conformance.model.Violation` becomes a :class:`RuleFailure`; NotApplicable and
 HarnessProblem mean "nothing to judge here" (the run's own state knows why).
 
@@ -21,7 +21,7 @@ import schemathesis
 from hypothesis import strategies as st
 from schemathesis.core.failures import Failure, Severity
 
-from conformance.checks import CheckContext
+from conformance.check_context import CheckContext
 from conformance.model import HarnessProblem, Level, NotApplicable, Rule, Violation
 from conformance.rules import CATALOG
 from conformance.settings import Settings

@@ -1,9 +1,10 @@
 """Rules are records: an ID, a level, the requirement in one sentence, its source, and a check.
 
-A check is a pure function of the recorded exchanges (:class:`~conformance.checks.CheckContext`).
-It returns ``None`` when the requirement holds, raises :class:`Violation` when it does not, and
-raises :class:`NotApplicable` when the rule cannot be judged (a feature is not claimed, or
-another defect, judged by another rule, makes its precondition false). Any other exception is a
+A check is a pure function of the recorded exchanges
+(:class:`~conformance.check_context.CheckContext`). It returns ``None`` when the requirement
+holds, raises :class:`Violation` when it does not, and raises :class:`NotApplicable` when the
+rule cannot be judged (a feature is not claimed, or another defect, judged by another rule,
+makes its precondition false). Any other exception is a
 bug in the harness and becomes an ERROR verdict.
 
 Exceptions::
@@ -26,7 +27,7 @@ from spec import JSON
 from .verdicts import Level, SourceKind
 
 if TYPE_CHECKING:
-    from conformance.checks import CheckContext
+    from conformance.check_context import CheckContext
 
 RULE_ID = re.compile(r"^[A-Z][A-Z0-9]*(?:-[A-Z0-9]+)*-\d{3}$")
 """``AREA-NNN``: an upper-case area, a dash, three digits (``SSE-004``, ``CONTENT-TYPE-001``)."""

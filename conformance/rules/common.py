@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from conformance.checks import CheckContext, unsound
+from conformance.check_context import CheckContext, unsound
 from conformance.model import NotApplicable
 from conformance.transport import Exchange
 from conformance.views import (

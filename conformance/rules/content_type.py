@@ -8,7 +8,7 @@ Spec: the ``200`` response of ``POST /v1/completions`` in ``spec/completions.yam
 
 from __future__ import annotations
 
-from conformance.checks import CheckContext
+from conformance.check_context import CheckContext
 from conformance.model import Violation
 
 from .base import BUGS, DOC, MUST, SPEC, rule

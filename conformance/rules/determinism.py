@@ -9,7 +9,7 @@ text equals the non-stream text at temperature 0").
 
 from __future__ import annotations
 
-from conformance.checks import CheckContext
+from conformance.check_context import CheckContext
 from conformance.model import NotApplicable, Violation
 from conformance.views import compact
 

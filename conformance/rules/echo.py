@@ -9,7 +9,7 @@ first of them null (nothing precedes it)"; ``MaxTokens``: "0 generates nothing (
 
 from __future__ import annotations
 
-from conformance.checks import CheckContext
+from conformance.check_context import CheckContext
 from conformance.model import NotApplicable, Violation
 from conformance.views import compact, joined_bytes
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from conformance.checks import CheckContext
+from conformance.check_context import CheckContext
 from conformance.model import NotApplicable, Violation
 from conformance.views import Payload, StreamView, compact, is_finish, raw_text
 from spec import JSON

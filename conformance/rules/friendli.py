@@ -10,7 +10,7 @@ chunk") and ``FriendliCompletionChoice`` in ``spec/completions.yaml``.
 
 from __future__ import annotations
 
-from conformance.checks import CheckContext
+from conformance.check_context import CheckContext
 from conformance.model import NotApplicable, Violation
 from conformance.views import compact, is_finish, raw_text
 

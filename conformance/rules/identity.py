@@ -9,7 +9,7 @@ and 34.
 
 from __future__ import annotations
 
-from conformance.checks import CheckContext
+from conformance.check_context import CheckContext
 from conformance.model import Violation
 from conformance.views import StreamView, raw_text
 from spec import JSON

@@ -6,7 +6,7 @@ choices; choice index = prompt index * n + k"; bug classes 16 and 17.
 
 from __future__ import annotations
 
-from conformance.checks import CheckContext
+from conformance.check_context import CheckContext
 from conformance.model import NotApplicable, Violation
 from conformance.views import raw_text
 

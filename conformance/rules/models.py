@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 
-from conformance.checks import CheckContext
+from conformance.check_context import CheckContext
 from conformance.model import NotApplicable, Violation
 
 from .base import MUST, OPENAI_PROFILES, SCHEMAS, SHOULD, SPEC, rule

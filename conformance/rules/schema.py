@@ -15,7 +15,7 @@ from collections.abc import Iterator, Sequence
 
 from jsonschema.exceptions import ValidationError
 
-from conformance.checks import CheckContext, unsound
+from conformance.check_context import CheckContext, unsound
 from conformance.fastschema import surely_valid
 from conformance.model import Violation
 from conformance.views import compact, json_path, raw_text

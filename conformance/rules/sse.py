@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 
-from conformance.checks import CheckContext
+from conformance.check_context import CheckContext
 from conformance.model import Violation
 from conformance.sse import codes
 from conformance.transport import Termination

@@ -9,7 +9,7 @@ a stop that never matches leaves T unchanged. Bug classes 21 and 22.
 
 from __future__ import annotations
 
-from conformance.checks import CheckContext
+from conformance.check_context import CheckContext
 from conformance.model import NotApplicable, Violation
 from conformance.views import compact
 

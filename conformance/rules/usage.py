@@ -10,7 +10,7 @@ whole request. Every other chunk then carries ``usage: null`` (OpenAI) or no ``u
 
 from __future__ import annotations
 
-from conformance.checks import CheckContext
+from conformance.check_context import CheckContext
 from conformance.model import NotApplicable, Violation
 from conformance.views import compact, is_finish, raw_text
 
