@@ -5,6 +5,11 @@ budget per attempt, waits for a slot of the ``--concurrency`` semaphore, records
 with the transport's hard limits, and retries 429 / 503 answers with exponential backoff,
 honouring ``Retry-After`` (RFC 9110 section 10.2.3: "either an HTTP-date or a number of
 seconds"), up to ``Settings.retries`` times.
+
+A request whose connection fails before a single response byte arrives is sent once more on a
+fresh connection before it counts as a network failure: a server may close an idle keep-alive
+connection just as the next request goes out on it (RFC 9112 section 9.3.1 lets a client retry
+then), and that race is the connection pool's, not the server's conformance.
 """
 
 from __future__ import annotations
@@ -16,7 +21,7 @@ from collections.abc import Awaitable, Callable
 
 import aiohttp
 
-from conformance.transport import Exchange, record
+from conformance.transport import Exchange, Termination, open_session, record
 from spec import JSON
 
 from .settings import Settings
@@ -47,6 +52,12 @@ def parse_retry_after(value: str | None, now: float | None = None) -> float | No
     return max(0.0, when.timestamp() - (time.time() if now is None else now))
 
 
+def lost_before_answer(exchange: Exchange) -> bool:
+    """True when the connection failed before any response byte arrived."""
+    return (exchange.termination is Termination.CONNECTION_ERROR and exchange.status is None
+            and exchange.bytes_received == 0)
+
+
 class Client:
     """Sends requests for probes; one per run, bound to one aiohttp session."""
 
@@ -71,6 +82,10 @@ class Client:
             raise BudgetExhausted(f"--max-requests {cap} reached")
         self.sent += 1
 
+    def _room(self) -> bool:
+        cap = self.settings.max_requests
+        return cap is None or self.sent < cap
+
     async def send(
         self,
         method: str,
@@ -89,17 +104,12 @@ class Client:
         for attempt in range(self.settings.retries + 1):
             self._take()
             async with self._slots:
-                exchange = await record(
-                    self.session,
-                    method,
-                    url,
-                    json_body=json_body,
-                    body=body,
-                    headers=headers,
-                    limits=self.settings.limits,
-                    sse=True if stream else None,
-                    secret_headers=self.settings.secret_header_names,
-                )
+                exchange = await self._record(self.session, method, url, json_body, body,
+                                              headers, stream)
+                if lost_before_answer(exchange) and self._room():
+                    self._take()
+                    exchange = await self._on_fresh_connection(method, url, json_body, body,
+                                                               headers, stream)
             if self._on_request is not None:
                 self._on_request(exchange)
             if exchange.status not in RETRY_STATUSES or attempt == self.settings.retries:
@@ -111,3 +121,21 @@ class Client:
         if exchange is None:  # pragma: no cover - retries >= 0 always records once
             raise RuntimeError("no attempt was made")
         return exchange
+
+    async def _record(
+        self, session: aiohttp.ClientSession, method: str, url: str, json_body: JSON,
+        body: bytes | None, headers: list[tuple[str, str]], stream: bool,
+    ) -> Exchange:
+        return await record(
+            session, method, url, json_body=json_body, body=body, headers=headers,
+            limits=self.settings.limits, sse=True if stream else None,
+            secret_headers=self.settings.secret_header_names,
+        )
+
+    async def _on_fresh_connection(
+        self, method: str, url: str, json_body: JSON, body: bytes | None,
+        headers: list[tuple[str, str]], stream: bool,
+    ) -> Exchange:
+        connector = aiohttp.TCPConnector(force_close=True)
+        async with open_session(connector=connector) as fresh:
+            return await self._record(fresh, method, url, json_body, body, headers, stream)

@@ -183,3 +183,48 @@ def healthy_after(ctx: CheckContext) -> None:
 )
 def openai_limits_enforced(ctx: CheckContext) -> None:
     _status_rule(ctx, ("limit",))
+
+
+RETRY_LATER = frozenset({429, 503})
+"""Answers that say "not now", not "no": the client retried them; they make a rule SKIP."""
+
+
+def _valid_probes() -> tuple[str, ...]:
+    from conformance.probes import PROBES
+
+    return tuple(name for name in PROBES if name != "invalid")
+
+
+@rule(
+    "ERRORS-008", MUST, "Valid requests get 2xx",
+    requirement="Every request the probes send that the contract says is valid for the "
+    "profile (and whose features the server claims) is answered 2xx; any other status, or a "
+    "connection that ends without a response, fails (429 and 503 are retried, then SKIP).",
+    citation=f"{DOC}#/paths/~1v1~1completions/post/responses/200; {BUGS} #17, #24, #32",
+    source=SPEC, probes=_valid_probes(),
+    faults=("prompt-list-500", "token-prompt-rejected", "best-of-equal-n-rejected"),
+)
+def valid_requests_succeed(ctx: CheckContext) -> None:
+    failed: list[tuple[str, Exchange]] = []
+    later: list[str] = []
+    for label, _, exchange in ctx.scanned():
+        if label.startswith("invalid/"):
+            continue  # the health check after invalid input is ERRORS-006's
+        if exchange.status in RETRY_LATER:
+            later.append(label)
+        elif exchange.status is None or not 200 <= exchange.status < 300:
+            failed.append((label, exchange))
+    if failed:
+        label, exchange = failed[0]
+        got = exchange.status if exchange.status is not None else str(exchange.termination)
+        listing = ", ".join(
+            f"{name} ({e.status if e.status is not None else e.termination})"
+            for name, e in failed
+        )
+        raise Violation(
+            f"{len(failed)} valid request(s) did not get 2xx: {listing}",
+            expected="2xx", actual=got, path="status", exchange=label,
+            evidence=_excerpt(exchange) or exchange.error,
+        )
+    if later:
+        raise NotApplicable(f"answered 429/503 after retries: {', '.join(later)}")

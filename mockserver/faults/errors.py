@@ -61,6 +61,28 @@ class TokenPromptRejected(Fault):
 
 
 @register
+class PromptList500(Fault):
+    name = "prompt-list-500"
+    description = (
+        "A valid prompt list (`\"prompt\": [\"A\", \"B\"]`) is answered 500 with the error "
+        "envelope, as llama-cpp-python does."
+    )
+    breaks = "A valid request gets 2xx."
+    hook = "validation"
+
+    def judge(self, verdict: Verdict, ctx: FaultContext) -> Verdict:
+        body = verdict.body
+        prompt = body.get("prompt") if isinstance(body, dict) else None
+        if verdict.error is None and isinstance(prompt, list) and len(prompt) > 1 and all(
+            isinstance(p, str) for p in prompt
+        ):
+            error = ApiError(500, "Internal server error: prompt lists are not supported.",
+                             type=SERVER_ERROR, code="internal_error")
+            return Verdict(body, error)
+        return verdict
+
+
+@register
 class StreamOptionsIgnoredError(Fault):
     name = "stream-options-ignored-error"
     description = "`stream_options` without `stream: true` is accepted (200) instead of rejected."

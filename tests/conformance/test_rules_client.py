@@ -79,3 +79,95 @@ def test_retry_after_forms() -> None:
     assert retry_after(with_header("12")) == 12.0
     assert retry_after(with_header("Wed, 21 Oct 2015 07:28:00 GMT"), now=1445412470.0) == 10.0
     assert retry_after(with_header("soon")) is None
+
+
+async def _keep_alive_server(drop: str, seen: list[int]) -> asyncio.Server:
+    """A raw HTTP/1.1 server: each connection answers its first request with keep-alive; a
+    further request on the same connection is dropped unanswered (``drop="reused"``), as a
+    server closing an idle connection does; ``drop="always"`` drops every request."""
+
+    async def connection(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        served = 0
+        try:
+            while True:
+                head = await reader.readuntil(b"\r\n\r\n")
+                length = next((int(line.split(b":")[1]) for line in head.split(b"\r\n")
+                               if line.lower().startswith(b"content-length:")), 0)
+                await reader.readexactly(length)
+                seen.append(served)
+                if drop == "always" or served >= 1:
+                    writer.transport.abort()
+                    return
+                served += 1
+                writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+                             b"Content-Length: 2\r\nConnection: keep-alive\r\n\r\n{}")
+                await writer.drain()
+        except (asyncio.IncompleteReadError, ConnectionError):
+            writer.close()
+
+    return await asyncio.start_server(connection, "127.0.0.1", 0)
+
+
+async def _two_requests(drop: str) -> tuple[list[Exchange], list[int], int]:
+    seen: list[int] = []
+    server = await _keep_alive_server(drop, seen)
+    port = server.sockets[0].getsockname()[1]
+    url = f"http://127.0.0.1:{port}/v1/completions"
+    try:
+        async with open_session() as session:
+            client = Client(settings(f"http://127.0.0.1:{port}/v1"), session)
+            first = await client.send("POST", url, json_body={"prompt": "a"})
+            second = await client.send("POST", url, json_body={"prompt": "b"})
+    finally:
+        server.close()
+        await server.wait_closed()
+    return [first, second], seen, client.sent
+
+
+def test_a_request_lost_on_a_reused_connection_is_sent_again_on_a_fresh_one() -> None:
+    (first, second), seen, sent = asyncio.run(_two_requests("reused"))
+    assert first.status == 200 and second.status == 200
+    assert seen == [0, 1, 0]  # the second went out on the kept-alive connection, then anew
+    assert sent == 3
+
+
+def test_a_server_that_drops_every_request_is_a_network_failure_after_one_more_try() -> None:
+    (first, _), seen, sent = asyncio.run(_two_requests("always"))
+    assert first.status is None and first.termination is Termination.CONNECTION_ERROR
+    assert seen == [0, 0, 0, 0] and sent == 4  # each request: once, then once more
+
+
+def test_concurrency_one_sends_one_request_at_a_time() -> None:
+    in_flight: list[int] = []
+    peak = [0]
+
+    async def handle(request: web.Request) -> web.StreamResponse:
+        in_flight.append(1)
+        peak[0] = max(peak[0], len(in_flight))
+        response = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
+        await response.prepare(request)
+        for _ in range(3):
+            await asyncio.sleep(0.005)
+            await response.write(b'data: {"choices": []}\n\n')
+        await response.write(b"data: [DONE]\n\n")
+        in_flight.pop()
+        return response
+
+    async def run() -> None:
+        app = web.Application()
+        app.router.add_route("*", "/{tail:.*}", handle)
+        runner = web.AppRunner(app)
+        await runner.setup()
+        await web.TCPSite(runner, "127.0.0.1", 0).start()
+        port = runner.addresses[0][1]
+        url = f"http://127.0.0.1:{port}/v1/completions"
+        try:
+            async with open_session() as session:
+                client = Client(settings(f"http://127.0.0.1:{port}/v1", concurrency=1), session)
+                await asyncio.gather(*(client.send("POST", url, json_body={"stream": True},
+                                                   stream=True) for _ in range(8)))
+        finally:
+            await runner.cleanup()
+
+    asyncio.run(run())
+    assert peak[0] == 1

@@ -205,6 +205,15 @@ def _(live: LiveServer) -> None:
     assert send(live, "token-prompt-rejected", body()).status == 200
 
 
+@scenario("prompt-list-500")
+def _(live: LiveServer) -> None:
+    clean, faulty = both(live, "prompt-list-500", body(prompt=["A list is", "In the"]))
+    assert clean.status == 200
+    assert faulty.status == 500 and set(faulty.error) == {"message", "type", "param", "code"}
+    assert send(live, "prompt-list-500", body(prompt=["one prompt"])).status == 200
+    assert send(live, "prompt-list-500", body()).status == 200
+
+
 @scenario("seed-ignored")
 def _(live: LiveServer) -> None:
     payload = body(temperature=1.0, max_tokens=8)
