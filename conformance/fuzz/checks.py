@@ -135,6 +135,9 @@ def sample_of(run: FuzzRun, response: schemathesis.Response, case: schemathesis.
     operation = run.operations.get(case.operation.label)
     if operation is None:
         return None
+    sent = getattr(response.request, "method", None) or case.method
+    if sent.upper() != case.operation.method.upper():
+        return None  # schemathesis' probe of another method (OPTIONS, ...): no rule covers it
     exchange = to_exchange(response, secret_headers=run.secret_headers)
     body = exchange.request.json() if exchange.request.body else None
     if exchange.request.body and body is None:

@@ -16,7 +16,7 @@ from conformance.model import NotApplicable, Violation
 from conformance.views import char_offsets, compact, joined_text_matches
 from spec import JSON
 
-from .base import BUGS, MUST, SCHEMAS, SHOULD, SPEC, rule
+from .base import BUGS, MUST, SCHEMAS, SPEC, rule
 from .common import assembled, choice_of, logprob_arrays, text_of
 
 LOGPROBS = f"{SCHEMAS}/Logprobs"
@@ -139,14 +139,23 @@ def tokens_join_to_text(ctx: CheckContext) -> None:
             )
 
 
-def _check_offsets(ctx: CheckContext) -> None:
+def _check_offsets(ctx: CheckContext, *, from_completion: bool = False) -> None:
+    """Each text_offset is ``base + len(''.join(tokens[:i]))``, one base per array: the
+    prompt's length (OpenAI), or also 0 (``from_completion``: vLLM counts from the completion)."""
     for label, _, arrays, prompt in _consistent(ctx):
         counted = char_offsets(arrays["tokens"])  # type: ignore[arg-type]
-        for i, (offset, before) in enumerate(zip(arrays["text_offset"], counted, strict=False)):
-            if before is not None and offset != len(prompt) + before:
+        pairs = [(i, offset, before) for i, (offset, before)
+                 in enumerate(zip(arrays["text_offset"], counted, strict=False))
+                 if before is not None]
+        bases = [len(prompt), 0] if from_completion else [len(prompt)]
+        base = next((b for b in bases if pairs and pairs[0][1] == b + pairs[0][2]), bases[0])
+        for i, offset, before in pairs:
+            if offset != base + before:
+                where = "the prompt's start" + (" or the completion's" if from_completion
+                                                else "")
                 raise Violation(
-                    f"text_offset[{i}] does not count characters from the prompt's start",
-                    expected=len(prompt) + before, actual=offset,
+                    f"text_offset[{i}] does not count characters from {where}",
+                    expected=base + before, actual=offset,
                     path=f"choices[0].logprobs.text_offset[{i}]", exchange=label,
                     evidence=compact(arrays["text_offset"]),
                 )
@@ -158,7 +167,7 @@ def _check_offsets(ctx: CheckContext) -> None:
     "streamed and not.",
     citation=f"{OBJECT}; {BUGS} #27",
     source=SPEC, probes=("logprobs",), profiles=STRICT_OFFSETS, features=("logprobs",),
-    faults=("logprobs-offsets-misaligned",),
+    faults=("logprobs-offsets-misaligned", "logprobs-offsets-from-completion"),
 )
 def offsets_from_prompt(ctx: CheckContext) -> None:
     _check_offsets(ctx)
@@ -231,12 +240,13 @@ def logprobs_not_positive(ctx: CheckContext) -> None:
 
 
 @rule(
-    "LOGPROBS-009", SHOULD, "text_offset counts from the prompt start (lenient)",
-    requirement="As LOGPROBS-005; OpenAI-compatible servers such as vLLM count from the "
-    "completion, so this is a strict-parity check here.",
+    "LOGPROBS-009", MUST, "text_offset counts from the prompt or completion start",
+    requirement="text_offset[i] == base + len(''.join(tokens[:i])) (echo off), with one base "
+    "per array: len(prompt) as OpenAI counts, or 0 as vLLM and other OpenAI-compatible "
+    "servers count from the completion; any other offset is wrong.",
     citation=f"{OBJECT}; {BUGS} #27",
     source=SPEC, probes=("logprobs",), profiles=frozenset({"openai-compatible"}),
     features=("logprobs",), faults=("logprobs-offsets-misaligned",),
 )
 def offsets_from_prompt_lenient(ctx: CheckContext) -> None:
-    _check_offsets(ctx)
+    _check_offsets(ctx, from_completion=True)

@@ -37,6 +37,31 @@ class LogprobsOffsetsMisaligned(_LogprobsFault):
 
 
 @register
+class LogprobsOffsetsFromCompletion(_LogprobsFault):
+    name = "logprobs-offsets-from-completion"
+    description = (
+        "text_offset counts from the completion's start, not the prompt's (as vLLM does): "
+        "wrong for OpenAI, allowed by the openai-compatible profile."
+    )
+    breaks = "text_offset[i] == len(prompt) + len(''.join(tokens[:i]))."
+
+    def alter_payload(self, payload: Payload, ctx: FaultContext) -> Payload:
+        if ctx.value_of("echo") is True:
+            return payload
+        prompts = _prompts(ctx.value_of("prompt"))
+        for choice in choices(payload):
+            logprobs, index = choice.get("logprobs"), choice.get("index")
+            if not isinstance(logprobs, dict) or not isinstance(index, int):
+                continue
+            prompt = prompts[min(index // ctx.n, len(prompts) - 1)]
+            if not isinstance(prompt, str):
+                continue
+            logprobs["text_offset"] = [o - len(prompt) if isinstance(o, int) else o
+                                       for o in logprobs.get("text_offset", [])]
+        return payload
+
+
+@register
 class LogprobsTokensMismatch(_LogprobsFault):
     name = "logprobs-tokens-mismatch"
     description = "Tokens are shown in the tokenizer's raw form (spaces as Ġ), not as text."

@@ -243,6 +243,19 @@ def _(live: LiveServer) -> None:
     assert logprobs_of(faulty)["text_offset"] == [o + 1 for o in logprobs_of(clean)["text_offset"]]
 
 
+@scenario("logprobs-offsets-from-completion")
+def _(live: LiveServer) -> None:
+    payload = body(logprobs=1)
+    clean, faulty = both(live, "logprobs-offsets-from-completion", payload)
+    shift = len(payload["prompt"])
+    assert logprobs_of(faulty)["text_offset"] == [
+        o - shift for o in logprobs_of(clean)["text_offset"]]
+    assert logprobs_of(faulty)["text_offset"][0] == 0
+    echoed = body(logprobs=1, echo=True)
+    same = both(live, "logprobs-offsets-from-completion", echoed)
+    assert logprobs_of(same[0]) == logprobs_of(same[1])  # under echo, 0 is the prompt's start
+
+
 @scenario("logprobs-tokens-mismatch")
 def _(live: LiveServer) -> None:
     faulty = send(live, "logprobs-tokens-mismatch", body(logprobs=1))

@@ -30,10 +30,11 @@ def sse(*payloads: object, done: bool = True) -> bytes:
 
 def response(body: object, content: bytes, *, status: int = 200,
              content_type: str = "application/json", url: str = OPENAI_URL,
-             headers: Iterable[tuple[str, str]] = ()) -> schemathesis.Response:
+             headers: Iterable[tuple[str, str]] = (), method: str = "POST",
+             ) -> schemathesis.Response:
     """A schemathesis response to a POST of ``body`` (JSON), as the transport builds them."""
     prepared = requests.Request(
-        "POST", url, data=json.dumps(body).encode(),
+        method, url, data=json.dumps(body).encode(),
         headers={"Content-Type": "application/json", **dict(headers)},
     ).prepare()
     return schemathesis.Response(status_code=status, headers={"content-type": [content_type]},

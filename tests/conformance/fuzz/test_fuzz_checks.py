@@ -120,6 +120,22 @@ def test_the_registered_check_raises_a_rule_failure() -> None:
     assert "Expected: 2" in failure.message and "Requirement (MUST)" in failure.message
 
 
+def test_another_method_on_a_completions_path_is_judged_by_no_rule() -> None:
+    """schemathesis sends OPTIONS (and other methods) to an operation's path; a server's CORS
+    preflight answering 200 text/html is not a completion, and no completion rule judges it."""
+    schema = schemathesis.openapi.from_dict(spec.profile_document("openai"))
+    case = schema["/v1/completions"]["POST"].Case(body=BODY, media_type="application/json")
+    preflight = response(BODY, b"<html></html>", content_type="text/html", method="OPTIONS")
+    check = CHECKS.get_one("CONTENT-TYPE-002")
+    attach(schema, run())
+    try:
+        assert check(None, preflight, case) is None
+        with pytest.raises(RuleFailure):  # the same answer to the POST itself is judged
+            check(None, response(BODY, b"<html></html>", content_type="text/html"), case)
+    finally:
+        detach(schema)
+
+
 def json_bytes(value: object) -> bytes:
     import json
 
