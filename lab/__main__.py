@@ -9,6 +9,7 @@
     lab/run status               what runs, and where
     lab/run record [NAME ...]    re-record tests/fixtures/lab/ and show how verdicts moved
     lab/run check [NAME ...]     run live, replay that run, show the verdicts agree
+    lab/run verdicts             re-judge the recorded fixtures (no server) after a rule change
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import sys
 from collections.abc import Sequence
 
 from . import process
-from .record import check, record
+from .record import check, record, retable
 from .servers import SERVERS, ready, ready_servers
 
 
@@ -38,6 +39,8 @@ def _parser() -> argparse.ArgumentParser:
     stop = commands.add_parser("stop", help="stop a server the lab started (or all)")
     stop.add_argument("name", choices=[*SERVERS, "all"])
     commands.add_parser("status", help="the servers the lab runs now")
+    commands.add_parser("verdicts", help="re-judge the recorded fixtures (no live server) and "
+                        "rewrite the verdict table, showing how verdicts moved")
     for name, text in (("record", "re-record the fixtures of these servers (default: all)"),
                        ("check", "run live, replay that run, compare verdicts")):
         sub = commands.add_parser(name, help=text)
@@ -72,6 +75,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"{server.name}\t" + (f"pid {state.pid}\t{state.root}" if state else "stopped"))
     elif args.command == "record":
         record(ready_servers(args.names))
+    elif args.command == "verdicts":
+        retable()
     elif args.command == "check":
         return 0 if check(ready_servers(args.names)) else 1
     return 0

@@ -22,7 +22,7 @@ from typing import Any
 import yaml
 
 from . import process
-from .servers import REPO, Recording, Server
+from .servers import REPO, SERVERS, Recording, Server
 
 FIXTURES = REPO / "tests" / "fixtures" / "lab"
 TABLE = FIXTURES / "verdicts.yaml"
@@ -191,11 +191,37 @@ def record(servers: Iterable[Server], log: Callable[[str], None] = print) -> Non
             process.stop(server)
     write_table(table)
     COMPATIBILITY.write_text(compatibility(table), encoding="utf-8")
+    _warn_todo(table, log)
+
+
+def _warn_todo(table: dict[str, Any], log: Callable[[str], None]) -> None:
     todo = [f"{name} {rule}" for name, entry in table.items()
             for rule, value in entry["rules"].items()
             if isinstance(value, dict) and value.get("why") == TODO]
     if todo:
         log(f"lab: explain these FAILs in {TABLE.relative_to(REPO)}: " + ", ".join(todo))
+
+
+def retable(log: Callable[[str], None] = print) -> None:
+    """Re-judge the recorded fixtures (replayed, no live server) and rewrite the verdict table
+    and docs/compatibility.md, keeping every FAIL's explanation: for a rule change that moves
+    verdicts on the recordings."""
+    table = load_table()
+    for name, entry in sorted(table.items()):
+        server = SERVERS[entry["server"].split()[0]]
+        recording = next(r for r in server.recordings if r.name == name)
+        fixture = Replay(FIXTURES / entry["fixture"], timing="none")
+        with tempfile.TemporaryDirectory() as folder, fixture as root:
+            path = Path(folder, "replayed.json")
+            conformance(root + recording.base_path, recording, path)
+            report = json.loads(path.read_text(encoding="utf-8"))
+        new = table_entry(server, recording, report, entry)
+        moved = moves(entry, new)
+        table[name] = new
+        log(f"lab: {name}: " + ("no verdict moved" if not moved else "\n" + "\n".join(moved)))
+    write_table(table)
+    COMPATIBILITY.write_text(compatibility(table), encoding="utf-8")
+    _warn_todo(table, log)
 
 
 def check(servers: Iterable[Server], log: Callable[[str], None] = print) -> bool:
@@ -224,13 +250,15 @@ def check(servers: Iterable[Server], log: Callable[[str], None] = print) -> bool
 class Replay:
     """``mockserver --replay REPORT`` as a child process; yields its root URL."""
 
-    def __init__(self, report: Path) -> None:
+    def __init__(self, report: Path, timing: str = "recorded") -> None:
         self.report = report
+        self.timing = timing
         self.process: subprocess.Popen[str] | None = None
 
     def __enter__(self) -> str:
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "mockserver", "--replay", str(self.report), "--port", "0"],
+            [sys.executable, "-m", "mockserver", "--replay", str(self.report), "--port", "0",
+             "--replay-timing", self.timing],
             stdout=subprocess.PIPE, text=True, cwd=REPO,
         )
         assert self.process.stdout is not None

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 
 from conformance.check_context import CheckContext
-from conformance.model import NotApplicable, Violation
+from conformance.model import HarnessProblem, NotApplicable, Violation
 from conformance.views import char_offsets, compact, joined_text_matches
 from spec import JSON
 
@@ -121,22 +121,63 @@ def arrays_equal(ctx: CheckContext) -> None:
             )
 
 
+def _echo_arrays(ctx: CheckContext) -> Iterator[tuple[str, str, str, Arrays]]:
+    """``(label, text, prompt, arrays)`` of the echo probe's non-streamed requests that asked
+    for logprobs and whose text starts with the prompt (ECHO-001 judges the others)."""
+    try:
+        outcome = ctx.outcome("echo")
+        prompt = ctx.note("echo", "prompt")
+    except (NotApplicable, HarnessProblem):
+        return
+    for key in ("ns", "max0"):
+        request = outcome.requests.get(key)
+        if not isinstance(request, dict) or request.get("logprobs") is None:
+            continue
+        try:
+            choice = choice_of(ctx, "echo", key)
+        except (NotApplicable, HarnessProblem):
+            continue
+        text, arrays = choice.get("text"), logprob_arrays(choice.get("logprobs"))
+        if isinstance(text, str) and isinstance(prompt, str) and text.startswith(prompt) \
+                and arrays is not None:
+            yield f"echo/{key}", text, prompt, arrays
+
+
 @rule(
     "LOGPROBS-004", MUST, "The tokens spell the text",
-    requirement="The logprobs tokens, joined (bytes: escapes decoded), spell the choice's text.",
+    requirement="The logprobs tokens, joined (bytes: escapes decoded), spell the choice's text; "
+    "under echo, the prompt and completion (or the completion alone, which ECHO-003 judges).",
     citation=f"{OBJECT}; {BUGS} #28",
-    source=SPEC, probes=("logprobs",), features=("logprobs",),
+    source=SPEC, probes=("logprobs", "echo"), features=("logprobs",),
     faults=("logprobs-tokens-mismatch",),
 )
 def tokens_join_to_text(ctx: CheckContext) -> None:
-    for label, text, arrays, _ in _arrays(ctx):
-        if not tokens_spell_text(arrays["tokens"], text):
+    judged, skipped = False, None
+    try:
+        for label, text, arrays, _ in _arrays(ctx):
+            judged = True
+            if not tokens_spell_text(arrays["tokens"], text):
+                raise Violation(
+                    "the joined logprobs tokens differ from the text",
+                    expected=text, actual="".join(str(t) for t in arrays["tokens"]),
+                    path="choices[0].logprobs.tokens", exchange=label,
+                    evidence=compact(arrays["tokens"]),
+                )
+    except NotApplicable as reason:  # the echo exchanges may still be judged
+        skipped = reason
+    for label, text, prompt, arrays in _echo_arrays(ctx):
+        judged = True
+        tokens = arrays["tokens"]
+        if not tokens_spell_text(tokens, text) and not tokens_spell_text(
+                tokens, text[len(prompt):]):
             raise Violation(
-                "the joined logprobs tokens differ from the text",
-                expected=text, actual="".join(str(t) for t in arrays["tokens"]),
-                path="choices[0].logprobs.tokens", exchange=label,
-                evidence=compact(arrays["tokens"]),
+                "under echo, the joined logprobs tokens spell neither the prompt and completion "
+                "nor the completion",
+                expected=text, actual="".join(str(t) for t in tokens),
+                path="choices[0].logprobs.tokens", exchange=label, evidence=compact(tokens),
             )
+    if not judged and skipped is not None:
+        raise skipped
 
 
 def _check_offsets(ctx: CheckContext, *, from_completion: bool = False) -> None:

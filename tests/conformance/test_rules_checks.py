@@ -174,8 +174,9 @@ def _echo(tokens: list[str], text: str) -> dict[str, ProbeOutcome]:
     logprobs = {"tokens": tokens, "token_logprobs": [-0.5] * len(tokens),
                 "top_logprobs": [{t: -0.5} for t in tokens],
                 "text_offset": [0] * len(tokens)}
-    exchange = _completion(text, "length", logprobs=logprobs)
-    return {"echo": ProbeOutcome("echo", exchanges={"ns": exchange}, requests={"ns": PLAIN_BODY},
+    request = {**PLAIN_BODY, "prompt": "Hi", "echo": True, "logprobs": 1}
+    exchange = _completion(text, "length", logprobs=logprobs, request_body=request)
+    return {"echo": ProbeOutcome("echo", exchanges={"ns": exchange}, requests={"ns": request},
                                  notes={"prompt": "Hi"})}
 
 
@@ -186,3 +187,11 @@ def test_echo_logprobs_without_prompt_entries_are_echo_003s() -> None:
     scored = _echo(["Hi", " there", "!"], "Hi there!")
     assert verdict("ECHO-003", scored) == "PASS"
     assert verdict("ECHO-002", scored) == "FAIL"  # token_logprobs[0] is not null
+
+
+def test_echo_logprobs_that_spell_neither_text_are_logprobs_004s() -> None:
+    garbled = _echo(["Hi", " the", "re?"], "Hi there!")
+    assert verdict("LOGPROBS-004", garbled) == "FAIL"
+    assert verdict("ECHO-003", garbled) == "SKIP"  # it names LOGPROBS-004 as the judge
+    assert verdict("LOGPROBS-004", _echo(["Hi", " there", "!"], "Hi there!")) == "PASS"
+    assert verdict("LOGPROBS-004", _echo([" there", "!"], "Hi there!")) == "PASS"  # ECHO-003's
