@@ -19,7 +19,7 @@ import spec
 from conformance.fastschema import surely_valid
 from spec import JSON
 
-Kind = Literal["valid", "schema", "limit", "cross-field", "ignorable"]
+Kind = Literal["valid", "schema", "unknown-field", "limit", "cross-field", "ignorable"]
 
 OPENAI_LIMITS = {"logprobs": 5, "stop": 4, "best_of": 20}
 """OpenAI's limits that vLLM-like servers raise: only a SHOULD for ``openai-compatible``."""
@@ -34,8 +34,9 @@ class Classification:
 
     @property
     def invalid(self) -> bool:
-        """The server must reject it (SHOULD only, for ``limit``)."""
-        return self.kind in ("schema", "limit", "cross-field")
+        """The server should reject it (a MUST for ``schema`` and ``cross-field``; a SHOULD for
+        ``limit`` and ``unknown-field``, which many servers accept)."""
+        return self.kind in ("schema", "unknown-field", "limit", "cross-field")
 
 
 
@@ -49,12 +50,16 @@ def classify(body: JSON, profile: spec.Profile) -> Classification:
     error = best_match(validator.iter_errors(body))
     if error is None:
         return _cross_field(body, profile)
-    known = body
-    if profile.unknown_fields == "ignore":
-        known = {k: v for k, v in body.items() if k in profile.request_fields}
-        if validator.is_valid(known):
-            found = _cross_field(known, profile)
-            return found if found.invalid else Classification("ignorable", "unknown fields only")
+    known = {k: v for k, v in body.items() if k in profile.request_fields}
+    if len(known) < len(body) and validator.is_valid(known):
+        found = _cross_field(known, profile)
+        if found.invalid:
+            return found
+        if profile.unknown_fields == "ignore":
+            return Classification("ignorable", "unknown fields only")
+        return Classification("unknown-field", "unknown fields only (the profile rejects them)")
+    if profile.unknown_fields != "ignore":
+        known = body
     if profile.name == "openai-compatible" and validator.is_valid(_within_openai_limits(known)):
         return Classification("limit", f"beyond OpenAI's limits: {error.message}")
     where = ".".join(str(p) for p in error.absolute_path) or "body"

@@ -15,7 +15,7 @@ from typing import Literal
 import spec
 from spec import JSON
 
-CaseKind = Literal["schema", "limit", "cross-field", "malformed"]
+CaseKind = Literal["schema", "unknown-field", "limit", "cross-field", "malformed"]
 
 OPENAI_LIMITS = frozenset({"logprobs-above-limit", "stop-five-strings", "best-of-above-20"})
 """Cases that break OpenAI's limits (logprobs <= 5, 4 stop strings, best_of <= 20), which
@@ -95,7 +95,8 @@ def invalid_cases(profile: spec.Profile, model: str, prompt: str) -> list[Invali
             cases.append(InvalidCase(key, kind, body, errors[0].message))
     if profile.unknown_fields == "reject":
         body = {**base, "frobnicate": True}
-        cases.append(InvalidCase("unknown-field", "schema", body, "unknown fields are rejected"))
+        cases.append(InvalidCase("unknown-field", "unknown-field", body,
+                                 "the profile rejects unknown fields"))
     for key, extra in _cross_field_cases(profile.name):
         if not set(extra) <= fields:
             continue

@@ -31,6 +31,9 @@ def _cases(ctx: CheckContext, kinds: tuple[str, ...]) -> Iterator[tuple[str, dic
             yield key, case, ctx.exchange("invalid", key)
 
 
+ALL_KINDS = ("schema", "unknown-field", "limit", "cross-field", "malformed")
+
+
 def _excerpt(exchange: Exchange) -> str:
     return exchange.body.decode("utf-8", "replace")[:400]
 
@@ -51,9 +54,9 @@ def _status_rule(ctx: CheckContext, kinds: tuple[str, ...]) -> None:
 
 @rule(
     "ERRORS-001", MUST, "Invalid input gets the profile's 4xx",
-    requirement="A request the contract's schema rejects (out of range, wrong type, unknown "
-    "field, malformed JSON), streamed or not, is answered with the profile's status (OpenAI "
-    "400, FriendliAI 422) before any event-stream bytes.",
+    requirement="A request the contract's schema rejects (out of range, wrong type, malformed "
+    "JSON), streamed or not, is answered with the profile's status (OpenAI 400, FriendliAI "
+    "422) before any event-stream bytes (unknown fields: ERRORS-009).",
     citation=f"{RESPONSES}/BadRequest, UnprocessableEntity; spec/profiles/*.yaml "
     f"errors.invalid_request; {BUGS} #12, #31",
     source=SPEC, probes=("invalid",), faults=("invalid-input-200", "error-in-stream"),
@@ -69,7 +72,7 @@ def invalid_input_rejected(ctx: CheckContext) -> None:
     source=SPEC, probes=("invalid",), faults=("invalid-input-500",),
 )
 def no_server_error(ctx: CheckContext) -> None:
-    for key, case, exchange in _cases(ctx, ("schema", "limit", "cross-field", "malformed")):
+    for key, case, exchange in _cases(ctx, ALL_KINDS):
         if exchange.status is not None and exchange.status >= 500:
             raise Violation(
                 f"invalid input ({key}: {case.get('why')}) got a server error",
@@ -88,7 +91,7 @@ def no_server_error(ctx: CheckContext) -> None:
 )
 def error_envelope(ctx: CheckContext) -> None:
     validator = ctx.profile.validator("error")
-    for key, _, exchange in _cases(ctx, ("schema", "limit", "cross-field", "malformed")):
+    for key, _, exchange in _cases(ctx, ALL_KINDS):
         if exchange.status is None or exchange.status < 400:
             continue
         try:
@@ -129,7 +132,7 @@ def cross_field_rejected(ctx: CheckContext) -> None:
     source=SPEC, probes=("invalid",), faults=("error-param-missing",),
 )
 def error_param(ctx: CheckContext) -> None:
-    for key, case, exchange in _cases(ctx, ("schema",)):
+    for key, case, exchange in _cases(ctx, ("schema", "unknown-field")):
         body = _error_object(exchange)
         request = ctx.request("invalid", key)
         fields = [k for k in request if k not in ("model", "prompt", "max_tokens")]
@@ -228,3 +231,17 @@ def valid_requests_succeed(ctx: CheckContext) -> None:
         )
     if later:
         raise NotApplicable(f"answered 429/503 after retries: {', '.join(later)}")
+
+
+@rule(
+    "ERRORS-009", SHOULD, "Unknown fields are rejected",
+    requirement="Under a profile that rejects unknown request fields (openai), a request with "
+    "one gets the profile's 4xx. OpenAI's API does so, but no published document requires "
+    "it and most servers ignore such fields: a SHOULD (--strict enforces it).",
+    citation="spec/profiles/openai.yaml unknown_fields; OpenAI's answer to one: "
+    "\"Unrecognized request argument supplied\"",
+    source=SPEC, probes=("invalid",), profiles=frozenset({"openai"}),
+    faults=("unknown-fields-ignored",),
+)
+def unknown_fields_rejected(ctx: CheckContext) -> None:
+    _status_rule(ctx, ("unknown-field",))

@@ -83,6 +83,28 @@ class PromptList500(Fault):
 
 
 @register
+class UnknownFieldsIgnored(Fault):
+    name = "unknown-fields-ignored"
+    description = (
+        "Unknown request fields are ignored (the request is served without them) instead of "
+        "rejected, as most OpenAI-compatible servers do."
+    )
+    breaks = "Under the openai profile, a request with an unknown field gets 400."
+    hook = "validation"
+    profiles = OPENAI
+    on_invalid = True
+
+    def judge(self, verdict: Verdict, ctx: FaultContext) -> Verdict:
+        error = verdict.error
+        if error is not None and error.code == "unknown_parameter" and isinstance(
+            verdict.body, dict
+        ):
+            body = {k: v for k, v in verdict.body.items() if k != error.param}
+            return Verdict(body, None)
+        return verdict
+
+
+@register
 class StreamOptionsIgnoredError(Fault):
     name = "stream-options-ignored-error"
     description = "`stream_options` without `stream: true` is accepted (200) instead of rejected."

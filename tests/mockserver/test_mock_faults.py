@@ -214,6 +214,15 @@ def _(live: LiveServer) -> None:
     assert send(live, "prompt-list-500", body()).status == 200
 
 
+@scenario("unknown-fields-ignored")
+def _(live: LiveServer) -> None:
+    clean, faulty = both(live, "unknown-fields-ignored", body(frobnicate=True))
+    assert (clean.status, clean.error["param"]) == (400, "frobnicate")
+    assert faulty.status == 200 and faulty.json()["choices"][0]["text"]
+    wrong = send(live, "unknown-fields-ignored", body(frobnicate=True, temperature=9))
+    assert wrong.status == 400  # other invalid input is still rejected
+
+
 @scenario("seed-ignored")
 def _(live: LiveServer) -> None:
     payload = body(temperature=1.0, max_tokens=8)

@@ -22,7 +22,8 @@ BASE = {"model": "m", "prompt": "Hi", "max_tokens": 4}
     (OPENAI, [BASE], "schema"),
     (OPENAI, {**BASE, "best_of": 1, "n": 2}, "cross-field"),
     (OPENAI, {**BASE, "stream_options": {"include_usage": True}}, "cross-field"),
-    (OPENAI, {**BASE, "frobnicate": 1}, "schema"),
+    (OPENAI, {**BASE, "frobnicate": 1}, "unknown-field"),  # rejected, but only a SHOULD
+    (OPENAI, {**BASE, "frobnicate": 1, "temperature": 3}, "schema"),
     (COMPATIBLE, {**BASE, "frobnicate": 1}, "ignorable"),
     (COMPATIBLE, {**BASE, "logprobs": 9}, "limit"),
     (OPENAI, {**BASE, "logprobs": 9}, "schema"),
@@ -34,7 +35,7 @@ BASE = {"model": "m", "prompt": "Hi", "max_tokens": 4}
 def test_classify(profile: spec.Profile, body: object, kind: str) -> None:
     verdict = classify(body, profile)
     assert verdict.kind == kind, verdict.why
-    assert verdict.invalid is (kind in ("schema", "limit", "cross-field"))
+    assert verdict.invalid is (kind in ("schema", "unknown-field", "limit", "cross-field"))
 
 
 def test_cap_bounds_generation() -> None:
