@@ -2,7 +2,9 @@
 
 Spec: the ``413`` (``PayloadTooLarge``) and ``415`` (``UnsupportedMediaType``) responses, and the
 invalid-request statuses of the routes (400 OpenAI, 422 FriendliAI) for bodies that are not
-UTF-8 JSON. ``NaN`` and ``Infinity`` are not JSON and are rejected too.
+UTF-8 JSON. ``NaN`` and ``Infinity`` are not JSON and are rejected too, and so are bodies whose
+``Content-Encoding`` does not decode and JSON nested deeper than :data:`MAX_DEPTH` (everything
+downstream walks bodies recursively; no valid request comes near that depth).
 """
 
 from __future__ import annotations
@@ -17,6 +19,9 @@ from spec import JSON
 from ..errors import ApiError
 
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+MAX_DEPTH = 64
+"""Nesting levels of arrays and objects a body may have (a JSON schema in FriendliAI's
+``response_format`` is the deepest valid field, a few levels deep)."""
 
 
 def _reject_constant(name: str) -> float:
@@ -34,8 +39,9 @@ def _loads(text: str) -> JSON:
     return _DECODER.decode(text)
 
 
-async def read_body(request: web.Request, *, max_bytes: int) -> bytes:
-    """The raw body of a JSON request; raises :class:`ApiError` 413 or 415."""
+async def read_body(request: web.Request, *, max_bytes: int, invalid_status: int = 400) -> bytes:
+    """The raw body of a JSON request; raises :class:`ApiError` 413, 415 or ``invalid_status``
+    (a body its ``Content-Encoding`` does not decode)."""
     media_type = request.content_type  # aiohttp lower-cases and strips parameters
     if media_type != "application/json" and not media_type.endswith("+json"):
         raise ApiError(
@@ -55,6 +61,13 @@ async def read_body(request: web.Request, *, max_bytes: int) -> bytes:
         raw = await request.read()
     except web.HTTPRequestEntityTooLarge:
         raise _too_large(max_bytes) from None
+    except web.RequestPayloadError:
+        encoding = request.headers.get("Content-Encoding")
+        said = f" (Content-Encoding: {encoding})" if encoding else ""
+        raise ApiError(invalid_status,
+                       f"The request body could not be read{said}: send it as plain UTF-8 JSON, "
+                       "or encoded the way its Content-Encoding says.",
+                       code="invalid_encoding") from None
     if len(raw) > max_bytes:
         raise _too_large(max_bytes)
     return raw
@@ -77,9 +90,29 @@ def parse_json(raw: bytes, invalid_status: int) -> JSON:
     except (ValueError, RecursionError) as error:
         raise ApiError(invalid_status, f"The request body is not valid JSON: {error}",
                        code="invalid_json") from None
+    if _deeper_than(body, MAX_DEPTH):
+        raise ApiError(invalid_status,
+                       f"The request body nests arrays and objects deeper than {MAX_DEPTH} "
+                       "levels.", code="invalid_json")
     if _SURROGATE_ESCAPE.search(text):
         _reject_lone_surrogates(body, invalid_status)
     return body
+
+
+def _deeper_than(value: JSON, limit: int) -> bool:
+    """Whether ``value`` nests more than ``limit`` arrays / objects (walked without recursion)."""
+    if not isinstance(value, (dict, list)):
+        return False
+    level: list[JSON] = [value]
+    for _ in range(limit):
+        below: list[JSON] = []
+        for item in level:
+            children = item.values() if isinstance(item, dict) else item
+            below.extend(c for c in children if isinstance(c, (dict, list)))
+        if not below:
+            return False
+        level = below
+    return True
 
 
 def _reject_lone_surrogates(body: JSON, invalid_status: int) -> None:

@@ -68,7 +68,8 @@ async def completions(request: web.Request) -> web.StreamResponse:
     error: ApiError | None = None
     answer_key: AnswerKey | None = None
     try:
-        raw = await read_body(request, max_bytes=app[CONFIG].max_body_bytes)
+        raw = await read_body(request, max_bytes=app[CONFIG].max_body_bytes,
+                              invalid_status=checker.status)
         if not state.faults and not chaos.enabled and LIMITER not in app:
             answer_key = app[CACHE].answer_key(checker.profile, raw)
             answer = app[CACHE].answer(answer_key)

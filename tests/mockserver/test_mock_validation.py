@@ -118,6 +118,11 @@ RAW_CASES: list[tuple[str, bytes, dict[str, str], int, str]] = [
     ("invalid-utf8", b'{"model": "\xff"}', {}, 400, "invalid_encoding"),
     ("lone-surrogate", b'{"model": "m", "prompt": "\\ud800"}', {}, 400, "invalid_encoding"),
     ("deep-nesting", b"[" * 100_000 + b"]" * 100_000, {}, 400, "invalid_json"),
+    # deep enough to parse, too deep for what walks bodies afterwards (once a RecursionError 500)
+    ("deep-stream-options", b'{"model": "m", "prompt": "x", "stream": true, "stream_options": '
+     + b'{"a": ' * 600 + b"1" + b"}" * 601, {}, 400, "invalid_json"),
+    ("gzip-that-is-not", b'{"model": "m", "prompt": "x"}', {"Content-Encoding": "gzip"}, 400,
+     "invalid_encoding"),
     ("form-encoded", b"model=m", {"Content-Type": "application/x-www-form-urlencoded"}, 415,
      "unsupported_media_type"),
     ("no-content-type", b"{}", {"Content-Type": ""}, 415, "unsupported_media_type"),
@@ -141,6 +146,23 @@ def test_invalid_payloads(server: LiveServer, raw: bytes, headers: dict[str, str
 def test_friendli_syntax_errors_are_422(server: LiveServer) -> None:
     reply = server.post(FRIENDLI, raw=b"{", headers={"Content-Type": "application/json"})
     assert (reply.status, reply.error["code"]) == (422, "invalid_json")
+    schema = b'{"type": "object", "properties": {"a": ' * 300 + b"{}" + b"}}" * 300
+    deep = (b'{"model": "m", "prompt": "x", "response_format": {"type": "json_schema", '
+            b'"json_schema": {"schema": ' + schema + b"}}}")
+    reply = server.post(FRIENDLI, raw=deep, headers={"Content-Type": "application/json"})
+    assert (reply.status, reply.error["code"]) == (422, "invalid_json")
+    garbled = server.post(FRIENDLI, raw=b"{}", headers={"Content-Type": "application/json",
+                                                       "Content-Encoding": "gzip"})
+    assert (garbled.status, garbled.error["code"]) == (422, "invalid_encoding")
+
+
+def test_bodies_nested_a_few_levels_are_served(server: LiveServer) -> None:
+    schema = {"type": "object", "properties": {"a": {"type": "object", "properties": {
+        "b": {"type": "array", "items": {"type": "integer"}}}}}}
+    reply = server.post(FRIENDLI, {"model": MODEL, "prompt": "x", "max_tokens": 2,
+                                   "response_format": {"type": "json_schema",
+                                                       "json_schema": {"schema": schema}}})
+    assert reply.status == 200, reply.data
 
 
 def test_oversized_body_is_413(make_server: Any) -> None:
