@@ -58,6 +58,9 @@ def _parser() -> argparse.ArgumentParser:
                         help="leave out these rule IDs or globs, comma-separated")
     chosen.add_argument("--strict", action="store_true",
                         help="count NON_STRICT (a broken SHOULD) as a failure")
+    chosen.add_argument("--fail-on-skip", action="store_true",
+                        help="fail (exit 1) when a MUST rule of a claimed feature could not be "
+                        "judged (its SKIP is not 'feature not claimed')")
     reports = run.add_argument_group("reports")
     reports.add_argument("--json", metavar="FILE", help="write the JSON report")
     reports.add_argument("--junit-xml", metavar="FILE", help="write a JUnit XML report")
@@ -129,6 +132,7 @@ def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         if discovery:  # kept in the report: a replay of it must answer the discovery too
             exchanges = {DISCOVERY_LABEL: discovery[-1], **result.exchanges}
             result = dataclasses.replace(result, exchanges=exchanges)
+        result = dataclasses.replace(result, fail_on_skip=args.fail_on_skip)
     finally:
         if mock is not None:
             mock.stop()

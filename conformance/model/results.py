@@ -9,11 +9,15 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from conformance.transport import Exchange
 from spec import JSON
 
 from .rule import Rule, Violation
+
+if TYPE_CHECKING:
+    from .coverage import Coverage
 from .verdicts import VERDICT_ORDER, Verdict
 
 
@@ -87,6 +91,8 @@ class RunResult:
     stats: RunStats = field(default_factory=RunStats)
     strict: bool = False
     notes: tuple[str, ...] = ()
+    fail_on_skip: bool = False
+    """``--fail-on-skip``: a MUST rule of a claimed feature that could not be judged fails."""
 
     def counts(self) -> dict[Verdict, int]:
         tally = Counter(result.verdict for result in self.results)
@@ -107,7 +113,15 @@ class RunResult:
         return [result for result in self.results if result.verdict in bad]
 
     @property
+    def coverage(self) -> Coverage:
+        from .coverage import coverage_of
+
+        return coverage_of(self.results)
+
+    @property
     def passed(self) -> bool:
+        if self.fail_on_skip and self.coverage.unjudged_must:
+            return False
         return not any(result.verdict.fails(strict=self.strict) for result in self.results)
 
     @property

@@ -70,6 +70,12 @@ def write_console(result: RunResult, out: TextIO, *, verbose: bool = False) -> N
         + (" (strict)" if result.strict else "")
         + "\n"
     )
+    coverage = result.coverage
+    out.write(coverage.line() + "\n")
+    if coverage.unjudged_must:
+        flag = "fails the run" if result.fail_on_skip else "--fail-on-skip would fail the run"
+        out.write(f"MUST rules of claimed features not judged ({flag}): "
+                  + ", ".join(coverage.unjudged_must) + "\n")
     latency = latency_line(stats)
     if latency:
         out.write(latency + "\n")

@@ -47,7 +47,10 @@ def html_report(result: RunResult) -> str:
         f"features: {escape(', '.join(target.features))}.<br>Result: "
         f"<b class='{'PASS' if result.passed else 'FAIL'}'>{verdict}</b>"
         f"{' (strict)' if result.strict else ''}; {result.stats.requests} requests in "
-        f"{result.stats.wall_seconds:.1f} s. {escape(latency_line(result.stats) or '')}</p>",
+        f"{result.stats.wall_seconds:.1f} s. {escape(latency_line(result.stats) or '')}<br>"
+        f"Coverage: {escape(result.coverage.line())}"
+        + (f"; MUST rules not judged: {escape(', '.join(result.coverage.unjudged_must))}"
+           if result.coverage.unjudged_must else "") + "</p>",
         "<h2>Compatibility by area</h2><table><tr><th>area</th>",
         "".join(f"<th>{v.value}</th>" for v in VERDICT_ORDER),
         "</tr>",

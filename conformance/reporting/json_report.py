@@ -108,6 +108,17 @@ def _summary_stats(values: tuple[float, ...]) -> dict[str, JSON] | None:
     }
 
 
+def _coverage(result: RunResult) -> dict[str, JSON]:
+    coverage = result.coverage
+    return {
+        "judged": dict(coverage.judged),
+        "total": dict(coverage.total),
+        "skipped": dict(coverage.skipped),
+        "unjudged_must": list(coverage.unjudged_must),
+        "fail_on_skip": result.fail_on_skip,
+    }
+
+
 def report_json(result: RunResult) -> dict[str, JSON]:
     counts = {str(v): n for v, n in result.counts().items()}
     return {
@@ -118,6 +129,7 @@ def report_json(result: RunResult) -> dict[str, JSON]:
         "passed": result.passed,
         "exit_code": result.exit_code,
         "summary": {**counts, "total": len(result.results)},
+        "coverage": _coverage(result),
         "results": [result_json(r) for r in result.results],
         "stats": {
             "requests": result.stats.requests,

@@ -40,6 +40,12 @@ def junit_xml(result: RunResult) -> str:
         skipped=str(counts[Verdict.SKIP]),
         time=f"{result.stats.wall_seconds:.3f}",
     )
+    properties = ET.SubElement(suite, "properties")
+    coverage = result.coverage
+    for name, value in (("coverage", coverage.line()),
+                        ("unjudged_must", ",".join(coverage.unjudged_must)),
+                        ("fail_on_skip", str(result.fail_on_skip).lower())):
+        ET.SubElement(properties, "property", name=name, value=xml_safe(value))
     for item in result.results:
         case = ET.SubElement(
             suite,
