@@ -10,6 +10,8 @@ probabilities too"); bug classes 23 and 26-29 of the research notes.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 from spec import JSON
 
 from .base import OPENAI, Fault, FaultContext
@@ -48,12 +50,7 @@ class LogprobsOffsetsFromCompletion(_LogprobsFault):
     def alter_payload(self, payload: Payload, ctx: FaultContext) -> Payload:
         if ctx.value_of("echo") is True:
             return payload
-        prompts = _prompts(ctx.value_of("prompt"))
-        for choice in choices(payload):
-            logprobs, index = choice.get("logprobs"), choice.get("index")
-            if not isinstance(logprobs, dict) or not isinstance(index, int):
-                continue
-            prompt = prompts[min(index // ctx.n, len(prompts) - 1)]
+        for logprobs, prompt in _logprobs_with_prompts(payload, ctx):
             if not isinstance(prompt, str):
                 continue
             logprobs["text_offset"] = [o - len(prompt) if isinstance(o, int) else o
@@ -186,6 +183,17 @@ def _prompts(prompt: JSON) -> list[JSON]:
     return [prompt]
 
 
+def _logprobs_with_prompts(
+    payload: Payload, ctx: FaultContext
+) -> Iterator[tuple[dict[str, JSON], JSON]]:
+    """Each choice's logprobs object with the prompt the choice continues."""
+    prompts = _prompts(ctx.value_of("prompt"))
+    for choice in choices(payload):
+        logprobs, index = choice.get("logprobs"), choice.get("index")
+        if isinstance(logprobs, dict) and isinstance(index, int):
+            yield logprobs, prompts[min(index // ctx.n, len(prompts) - 1)]
+
+
 def _prompt_entries(prompt: JSON, offsets: list[JSON]) -> int:
     """How many leading logprobs entries belong to an echoed ``prompt``."""
     if isinstance(prompt, list):
@@ -209,12 +217,7 @@ class EchoPromptLogprobsMissing(_LogprobsFault):
     def alter_payload(self, payload: Payload, ctx: FaultContext) -> Payload:
         if ctx.value_of("echo") is not True:
             return payload
-        prompts = _prompts(ctx.value_of("prompt"))
-        for choice in choices(payload):
-            logprobs, index = choice.get("logprobs"), choice.get("index")
-            if not isinstance(logprobs, dict) or not isinstance(index, int):
-                continue
-            prompt = prompts[min(index // ctx.n, len(prompts) - 1)]
+        for logprobs, prompt in _logprobs_with_prompts(payload, ctx):
             offsets = logprobs.get("text_offset")
             skip = _prompt_entries(prompt, offsets if isinstance(offsets, list) else [])
             for name in ARRAYS:
