@@ -82,11 +82,13 @@ def test_the_clean_mock_survives_a_long_fuzz(mock: EmbeddedMock, profile: str,
     assert json.loads(report.read_text())["examples"] > 1000
 
 
-def _found(mock: EmbeddedMock, profile: str, fault: str, tmp_path: Path) -> set[str]:
+def _found(mock: EmbeddedMock, profile: str, fault: str, tmp_path: Path,
+           examples: int = 30) -> set[str]:
     report = tmp_path / f"{fault}.json"
     status, out, err = run_cli([
         "fuzz", "--base-url", mock.url_for(profile), "--profile", profile, "--model",
-        "reference-ngram", "--max-examples", "30", "--seed", "1", "--workers", "1", "-q",
+        "reference-ngram", "--max-examples", str(examples), "--seed", "1", "--workers", "1",
+        "-q",
         "--no-shrink", "--header", f"X-Mock-Fault: {fault}", "--json", str(report),
     ])
     assert status == 1, out + err
@@ -104,4 +106,7 @@ def test_every_openai_fault_is_found(mock: EmbeddedMock, fault: str, expected: s
 @pytest.mark.parametrize(("fault", "expected"), sorted(FRIENDLI_FAULTS.items()))
 def test_every_friendli_fault_is_found(mock: EmbeddedMock, fault: str, expected: str,
                                        tmp_path: Path) -> None:
-    assert expected in _found(mock, "friendli", fault, tmp_path)
+    # 60 examples: with 30, whether the search drew an invalid streamed FriendliAI body (what
+    # error-in-stream needs) turned out to depend on which other test modules were imported
+    # into the process; the cause is not found yet (see the session note of issue 18)
+    assert expected in _found(mock, "friendli", fault, tmp_path, examples=60)
