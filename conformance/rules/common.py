@@ -6,7 +6,8 @@ naming the rule that judges that defect, so the calling rule SKIPs instead of fa
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Mapping
+from typing import TypeVar
 
 from conformance.check_context import CheckContext, unsound
 from conformance.model import NotApplicable
@@ -19,6 +20,8 @@ from conformance.views import (
     response_choices,
 )
 from spec import JSON
+
+T = TypeVar("T")
 
 OPENAI_FINISH = frozenset({"stop", "length", "content_filter"})
 FRIENDLI_FINISH = frozenset({"stop", "length"})
@@ -82,6 +85,22 @@ def assembled(ctx: CheckContext, probe: str, key: str) -> dict[int, AssembledCho
         return assemble(view, expected_choices(ctx.request(probe, key)))
     except Unassemblable as exc:
         raise NotApplicable(f"{probe}/{key}: {exc} (judged by FINISH / INDICES rules)") from None
+
+
+def judgeable(readers: Mapping[str, Callable[[], T]]) -> Iterator[tuple[str, T]]:
+    """``(key, value)`` of each reader that can be read, so a rule judges every exchange it can
+    (a broken stream does not hide the non-streamed twin); NotApplicable with every reason
+    when none can."""
+    reasons: list[str] = []
+    for key, read in readers.items():
+        try:
+            value = read()
+        except NotApplicable as exc:
+            reasons.append(str(exc))
+            continue
+        yield key, value
+    if readers and len(reasons) == len(readers):
+        raise NotApplicable("; ".join(reasons))
 
 
 def require_parity(ctx: CheckContext) -> None:

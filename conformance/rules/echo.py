@@ -14,7 +14,7 @@ from conformance.model import NotApplicable, Violation
 from conformance.views import compact, joined_bytes
 
 from .base import BUGS, MUST, SCHEMAS, SPEC, rule
-from .common import assembled, choice_of, logprob_arrays, text_of, usage_of
+from .common import assembled, choice_of, judgeable, logprob_arrays, text_of, usage_of
 from .logprobs import tokens_spell_text
 
 ECHO = f"{SCHEMAS}/CompletionRequest/properties/echo"
@@ -51,9 +51,11 @@ def echoed_choice(ctx: CheckContext, key: str) -> tuple[str, dict]:
 )
 def echo_prepends_prompt(ctx: CheckContext) -> None:
     prompt = ctx.note("echo", "prompt")
-    plain = text_of(choice_of(ctx, "echo", "ns"), "echo/ns")
-    streamed = assembled(ctx, "echo", "s")[0]
-    for key, text in (("ns", plain), ("s", streamed.text)):
+    readers = {
+        "ns": lambda: text_of(choice_of(ctx, "echo", "ns"), "echo/ns"),
+        "s": lambda: assembled(ctx, "echo", "s")[0].text,
+    }
+    for key, text in judgeable(readers):
         if not text.startswith(str(prompt)):
             raise Violation(
                 "with echo, the text does not start with the prompt",

@@ -5,6 +5,12 @@ index * n + k"; ``ChunkChoice``: "``text`` holds only the new text"; ``Completio
 "``finish_reason`` is null until a choice's last chunk". Assembly refuses (with the reason) any
 stream whose choice structure is broken, because the rules that judge that structure are
 others' (INDICES, FINISH); the rules that compare texts then SKIP instead of failing twice.
+
+What does not change the joined text does not refuse assembly: a chunk whose choice has no
+``text`` key adds nothing to it (SCHEMA-001 judges the missing key), and an entry after the
+finish chunk that carries nothing (no text, finish_reason, logprobs or token, as some servers
+put ``{"index": 0}`` on the usage chunk) is passed over (USAGE-004 judges where usage rides).
+So a server that only leaves keys out is still judged on what it streamed.
 """
 
 from __future__ import annotations
@@ -68,6 +74,16 @@ def _add_logprobs(choice: AssembledChoice, value: JSON) -> None:
         choice.logprob_arrays[name].extend(items)
 
 
+def _carries_nothing(entry: dict[str, JSON]) -> bool:
+    """An entry that adds no text, finish, logprobs or token to its choice."""
+    return (
+        entry.get("text") in (None, "")
+        and not is_finish(entry.get("finish_reason"))
+        and entry.get("logprobs") is None
+        and entry.get("token") is None
+    )
+
+
 def assemble(view: StreamView, expected: int) -> dict[int, AssembledChoice]:
     """Choices 0..expected-1 of a stream; raises :class:`Unassemblable` with the reason."""
     assembled: dict[int, AssembledChoice] = {}
@@ -78,7 +94,7 @@ def assemble(view: StreamView, expected: int) -> dict[int, AssembledChoice]:
         for entry in entries:
             if not isinstance(entry, dict):
                 raise Unassemblable(f"event {payload.position} has a choice that is not an object")
-            index, text = entry.get("index"), entry.get("text")
+            index, text = entry.get("index"), entry.get("text", "")
             if not isinstance(index, int) or isinstance(index, bool):
                 raise Unassemblable(f"event {payload.position}: a choice has no integer index")
             if not 0 <= index < expected:
@@ -87,6 +103,8 @@ def assemble(view: StreamView, expected: int) -> dict[int, AssembledChoice]:
                 raise Unassemblable(f"event {payload.position} choice {index} has no text string")
             choice = assembled.setdefault(index, AssembledChoice(index))
             if choice.finish_payload is not None:
+                if _carries_nothing(entry):
+                    continue
                 raise Unassemblable(f"choice {index} has a chunk after its finish chunk")
             choice.texts.append(text)
             choice.payloads.append(payload)

@@ -195,3 +195,18 @@ def test_echo_logprobs_that_spell_neither_text_are_logprobs_004s() -> None:
     assert verdict("ECHO-003", garbled) == "SKIP"  # it names LOGPROBS-004 as the judge
     assert verdict("LOGPROBS-004", _echo(["Hi", " there", "!"], "Hi there!")) == "PASS"
     assert verdict("LOGPROBS-004", _echo([" there", "!"], "Hi there!")) == "PASS"  # ECHO-003's
+
+
+def test_a_broken_stream_does_not_hide_the_non_streamed_echo() -> None:
+    """ECHO-001 judges the non-streamed twin when the echo stream cannot be assembled."""
+    request = {**PLAIN_BODY, "prompt": "Hi", "echo": True}
+    broken = stream(frames(chunk(0, "Hi there")))  # no finish chunk: FINISH-002's defect
+
+    def outcomes(text: str) -> dict[str, ProbeOutcome]:
+        exchanges = {"ns": _completion(text, "length", request_body=request), "s": broken}
+        requests = {"ns": request, "s": {**request, "stream": True}}
+        return {"echo": ProbeOutcome("echo", exchanges=exchanges, requests=requests,
+                                     notes={"prompt": "Hi"})}
+
+    assert verdict("ECHO-001", outcomes(" there")) == "FAIL"
+    assert verdict("ECHO-001", outcomes("Hi there")) == "PASS"

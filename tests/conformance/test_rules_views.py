@@ -60,6 +60,25 @@ def test_assembly_refuses_broken_structure(payloads: tuple, reason: str) -> None
         assemble(StreamView(sse_exchange(frames(*payloads))), expected)
 
 
+def test_assembly_reads_past_left_out_keys() -> None:
+    """LiteLLM's shape: a finish chunk without ``text``, then ``{"index": 0}`` on the usage
+    chunk. Neither changes the joined text, so the texts are still judged (SCHEMA-001 and
+    USAGE-004 judge the shapes)."""
+    raw = frames(
+        chunk(0, "a"),
+        {"choices": [{"index": 0, "finish_reason": "stop"}]},
+        {"choices": [{"index": 0}], "usage": {"prompt_tokens": 1}},
+    )
+    choice = assemble(StreamView(sse_exchange(raw)), 1)[0]
+    assert choice.text == "a" and choice.finish_reason == "stop"
+
+
+def test_assembly_refuses_a_text_that_is_not_a_string() -> None:
+    raw = frames({"choices": [{"index": 0, "text": 3, "finish_reason": "stop"}]})
+    with pytest.raises(Unassemblable, match="no text string"):
+        assemble(StreamView(sse_exchange(raw)), 1)
+
+
 def test_empty_string_finish_reason_does_not_finish() -> None:
     raw = frames(chunk(0, "a", ""), chunk(0, "b", "stop"))
     assert assemble(StreamView(sse_exchange(raw)), 1)[0].text == "ab"
