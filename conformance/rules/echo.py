@@ -21,13 +21,16 @@ ECHO = f"{SCHEMAS}/CompletionRequest/properties/echo"
 OPENAI_ONLY = frozenset({"openai", "openai-compatible"})
 
 
-def _prompt_scored(text: str, prompt: str, tokens: list) -> bool:
-    """Whether the logprobs tokens spell the echoed text (prompt included); raises
-    NotApplicable when they spell neither it nor the completion alone (LOGPROBS-004)."""
-    if tokens_spell_text(tokens, text):
-        return True
+def _scored_prompt(text: str, prompt: str, tokens: list) -> str | None:
+    """The prompt as the logprobs tokens spell it when they cover it: ``prompt``, or
+    ``" " + prompt`` from a tokenizer that adds a leading space (a SentencePiece dummy prefix,
+    LOGPROBS-004 judges that spelling); None when they cover only the completion. Raises
+    NotApplicable when they spell none of these (LOGPROBS-004)."""
+    for prefix in ("", " "):
+        if tokens_spell_text(tokens, prefix + text):
+            return prefix + prompt
     if tokens_spell_text(tokens, text[len(prompt):]):
-        return False
+        return None
     raise NotApplicable("the logprobs tokens do not spell the text (LOGPROBS-004)")
 
 
@@ -77,7 +80,7 @@ def first_prompt_logprob_null(ctx: CheckContext) -> None:
     arrays = logprob_arrays(choice.get("logprobs"))
     if arrays is None or not arrays["tokens"]:
         raise NotApplicable("no logprobs object (judged by LOGPROBS-001)")
-    if not _prompt_scored(str(choice.get("text")), prompt, arrays["tokens"]):
+    if _scored_prompt(str(choice.get("text")), prompt, arrays["tokens"]) is None:
         raise NotApplicable("the prompt tokens have no logprobs entries (judged by ECHO-003)")
     for name in ("token_logprobs", "top_logprobs"):
         values = arrays[name]
@@ -104,19 +107,20 @@ def prompt_tokens_scored(ctx: CheckContext) -> None:
     if arrays is None:
         raise NotApplicable("no logprobs object (judged by LOGPROBS-001)")
     text = str(choice.get("text"))
-    if not _prompt_scored(text, prompt, arrays["tokens"]):
+    spelled_prompt = _scored_prompt(text, prompt, arrays["tokens"])
+    if spelled_prompt is None:
         raise Violation(
             "the logprobs cover only the completion: the prompt tokens have no entries",
             expected=f"entries spelling {prompt!r} first", actual=compact(arrays["tokens"][:8]),
             path="choices[0].logprobs.tokens", exchange="echo/ns",
             evidence=compact(arrays["tokens"]),
         )
-    spelled = b""
+    spelled, want = b"", spelled_prompt.encode()
     for token in arrays["tokens"]:
-        if spelled == prompt.encode():
+        if spelled == want:
             return
         spelled += joined_bytes([token])
-    if spelled != prompt.encode():
+    if spelled != want:
         raise Violation(
             "the leading logprobs tokens do not spell the prompt",
             expected=prompt, actual=compact(arrays["tokens"][:8]),

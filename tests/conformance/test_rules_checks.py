@@ -210,3 +210,12 @@ def test_a_broken_stream_does_not_hide_the_non_streamed_echo() -> None:
 
     assert verdict("ECHO-001", outcomes(" there")) == "FAIL"
     assert verdict("ECHO-001", outcomes("Hi there")) == "PASS"
+
+
+def test_a_leading_space_on_echo_tokens_is_logprobs_004s_alone() -> None:
+    """A SentencePiece tokenizer's dummy prefix (" Hi" for "Hi"): the spelling is LOGPROBS-004's
+    defect; the echo rules still judge the prompt entries."""
+    prefixed = _echo([" Hi", " there", "!"], "Hi there!")
+    assert verdict("LOGPROBS-004", prefixed) == "FAIL"
+    assert verdict("ECHO-003", prefixed) == "PASS"
+    assert verdict("ECHO-002", prefixed) == "FAIL"  # token_logprobs[0] is not null
