@@ -20,7 +20,7 @@ from collections.abc import Sequence
 
 from . import process
 from .record import check, record, retable
-from .servers import SERVERS, ready, ready_servers
+from .servers import SERVERS, free_port, ready, ready_servers
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -53,14 +53,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     if args.command == "list":
         for server in SERVERS.values():
-            state = "installed" if server.installed() else "not installed"
-            print(f"{server.name}\t{server.version}\t{state}\t{server.description}")
+            installed = "installed" if server.installed() else "not installed"
+            print(f"{server.name}\t{server.version}\t{installed}\t{server.description}")
     elif args.command == "install":
         for server in SERVERS.values() if args.name == "all" else [SERVERS[args.name]]:
             ready(server)
     elif args.command == "start":
         server = ready(SERVERS[args.name])
-        state = process.start(server, args.port or process.free_port())
+        state = process.start(server, args.port or free_port())
         for recording in server.recordings:
             print(f"{recording.profile}: {state.root}{recording.base_path}")
         print(f"lab: {server.name} runs as pid {state.pid}; stop it with "
@@ -71,8 +71,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"lab: {server.name} " + ("stopped" if stopped else "was not running"))
     elif args.command == "status":
         for server in SERVERS.values():
-            state = process.running(server)
-            print(f"{server.name}\t" + (f"pid {state.pid}\t{state.root}" if state else "stopped"))
+            now = process.running(server)
+            print(f"{server.name}\t" + (f"pid {now.pid}\t{now.root}" if now else "stopped"))
     elif args.command == "record":
         record(ready_servers(args.names))
     elif args.command == "verdicts":

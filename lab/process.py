@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import socket
 import subprocess
 import time
 import urllib.error
@@ -44,12 +43,6 @@ def run_folder() -> Path:
     folder = lab_home() / "run"
     folder.mkdir(parents=True, exist_ok=True)
     return folder
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def running(server: Server) -> Running | None:

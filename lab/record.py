@@ -22,7 +22,7 @@ from typing import Any
 import yaml
 
 from . import process
-from .servers import REPO, SERVERS, Recording, Server
+from .servers import REPO, SERVERS, Recording, Server, free_port
 
 FIXTURES = REPO / "tests" / "fixtures" / "lab"
 TABLE = FIXTURES / "verdicts.yaml"
@@ -77,10 +77,7 @@ def table_entry(
             continue
         entry: dict[str, Any] = {"verdict": verdict, "reason": message}
         if verdict in ("FAIL", "NON_STRICT"):
-            before = old_rules.get(rule)
-            kept = before.get("why") if isinstance(before, dict) and before.get(
-                "verdict") == verdict else None
-            entry["why"] = kept or TODO
+            entry["why"] = _kept_why(old_rules.get(rule), verdict, message)
         rules[rule] = entry
     return {
         "server": f"{server.name} {server.version}",
@@ -89,6 +86,16 @@ def table_entry(
         "args": ["--profile", recording.profile, *recording.args],
         "rules": rules,
     }
+
+
+def _kept_why(before: Any, verdict: str, reason: str) -> str:
+    """The explanation of a FAIL that still fails for the same reason; a TODO (quoting the old
+    one) when the reason moved, since a why explains a reason, not a rule."""
+    if not isinstance(before, dict) or before.get("verdict") != verdict or not before.get("why"):
+        return TODO
+    if before.get("reason") == reason or before["why"].startswith(TODO):
+        return str(before["why"])
+    return f"{TODO} (it was {before['why']!r} when it failed with {before.get('reason')!r})"
 
 
 def moves(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
@@ -171,7 +178,7 @@ def record(servers: Iterable[Server], log: Callable[[str], None] = print) -> Non
     FIXTURES.mkdir(parents=True, exist_ok=True)
     table = load_table()
     for server in servers:
-        state = process.start(server, process.free_port(), log)
+        state = process.start(server, free_port(), log)
         try:
             for recording in server.recordings:
                 path = FIXTURES / f"{recording.name}.json"
@@ -228,7 +235,7 @@ def check(servers: Iterable[Server], log: Callable[[str], None] = print) -> bool
     """Run each server live, replay that run, and compare every verdict; True when all hold."""
     same = True
     for server in servers:
-        state = process.start(server, process.free_port(), log)
+        state = process.start(server, free_port(), log)
         try:
             for recording in server.recordings:
                 with tempfile.TemporaryDirectory() as folder:

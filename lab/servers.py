@@ -9,6 +9,8 @@ downloaded at run time. Versions are pinned: a recording says which server sent 
 from __future__ import annotations
 
 import os
+import shlex
+import socket
 import subprocess
 import sys
 from collections.abc import Callable, Sequence
@@ -22,6 +24,12 @@ SPEC = REPO / "spec" / "completions.yaml"
 
 def lab_home() -> Path:
     return Path(os.environ.get("LAB_HOME") or LAB / ".state").resolve()
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
 
 
 @dataclass(frozen=True)
@@ -117,15 +125,20 @@ def _llama_cpp_python(folder: Path, port: int) -> list[str]:
 # -- LiteLLM ------------------------------------------------------------------------------------
 
 LITELLM_MODEL = "lab-litellm"
-LITELLM_CONFIG = f"""\
-# Written by lab/servers.py: a text-completion model answered by LiteLLM itself (mock_response),
-# with no upstream; loopback only, so no master key.
+UPSTREAM_MODEL = "reference-ngram"
+"""The model our mock serves: LiteLLM's upstream, so every deviation seen is LiteLLM's own."""
+
+
+def _litellm_config(upstream_port: int) -> str:
+    return f"""\
+# Written by lab/servers.py: LiteLLM in front of our own mock (a conforming upstream) on
+# 127.0.0.1:{upstream_port}, as a gateway sits in front of vLLM; loopback only, so no master key.
 model_list:
   - model_name: {LITELLM_MODEL}
     litellm_params:
-      model: text-completion-openai/gpt-3.5-turbo-instruct
+      model: text-completion-openai/{UPSTREAM_MODEL}
+      api_base: http://127.0.0.1:{upstream_port}/v1
       api_key: unused
-      mock_response: "The quick brown fox jumps over the lazy dog."
 general_settings:
   dangerously_permit_weak_or_unset_master_key: true
 litellm_settings:
@@ -133,13 +146,15 @@ litellm_settings:
 """
 
 
-def _write_litellm_config(folder: Path) -> None:
-    (folder / "config.yaml").write_text(LITELLM_CONFIG, encoding="utf-8")
-
-
 def _litellm(folder: Path, port: int) -> list[str]:
-    return [str(folder / "bin" / "litellm"), "--config", str(folder / "config.yaml"),
-            "--host", "127.0.0.1", "--port", str(port)]
+    """The mock on a free port, then LiteLLM proxying to it, in one process group (so
+    ``lab/run stop`` ends both)."""
+    upstream = free_port()
+    (folder / "config.yaml").write_text(_litellm_config(upstream), encoding="utf-8")
+    mock = [sys.executable, "-m", "mockserver", "--port", str(upstream)]
+    proxy = [str(folder / "bin" / "litellm"), "--config", str(folder / "config.yaml"),
+             "--host", "127.0.0.1", "--port", str(port)]
+    return ["/bin/sh", "-c", f"{shlex.join(mock)} & exec {shlex.join(proxy)}"]
 
 
 # -- Prism --------------------------------------------------------------------------------------
@@ -174,11 +189,9 @@ SERVERS: dict[str, Server] = {
         Server(
             name="litellm",
             version="1.108.7",
-            description="LiteLLM's proxy with a text-completion-openai model and "
-            "mock_response, no upstream",
+            description="LiteLLM's proxy (text-completion-openai) in front of our mock",
             packages=("litellm[proxy]==1.108.7",),
             entry=_litellm,
-            prepare=_write_litellm_config,
             environment={"LITELLM_LOCAL_MODEL_COST_MAP": "True", "LITELLM_TELEMETRY": "False"},
             recordings=(
                 Recording("litellm-openai", "openai"),

@@ -54,7 +54,7 @@ def _plain_word(token: str) -> bool:
     return len(word) >= 2 and word.isascii() and word.isalpha()
 
 
-def pick_forced(table: dict[str, str], avoid: set[str]) -> tuple[str, str] | None:
+def pick_forced(table: dict[str, str], avoid: set[str]) -> tuple[str, str | None] | None:
     """A token id (and its text) that is a plain word with a leading space."""
     for token_id, token in table.items():
         if token_id not in avoid and _plain_word(token):
@@ -63,28 +63,37 @@ def pick_forced(table: dict[str, str], avoid: set[str]) -> tuple[str, str] | Non
 
 
 async def logit_bias(s: ProbeSession) -> None:
-    """Greedy baseline; then -100 on its first token's id and +100 on another word's id."""
+    """Greedy baseline; then -100 on its first token's id and +100 on another word's id.
+
+    Without a decoded vocabulary (a server that takes no token-id prompts) the ban cannot be
+    aimed, but +100 still can: on an id of :data:`TOKEN_PROMPT`, whose text is then unknown,
+    every generated token must be one and the same."""
     common: dict[str, JSON] = {"temperature": 0, "logprobs": 0}
     base = await s.complete("baseline", s.body(PROMPT_A, max_tokens=4, **common))
     table = s.earlier("vocab").notes.get("table")
     choice = first_choice(base)
     lp = choice.get("logprobs") if choice else None
     tokens = lp.get("tokens") if isinstance(lp, dict) else None
-    if not isinstance(table, dict) or not isinstance(tokens, list) or not tokens:
-        reason = "no decoded vocabulary or no baseline tokens"
+    if not isinstance(tokens, list) or not tokens:
+        reason = "the baseline has no logprobs tokens"
         s.missing("ban", reason)
         s.missing("force", reason)
         return
-    first = tokens[0]
-    ban = [token_id for token_id, token in table.items() if token == first]
     steps = []
+    ban: list[str] = []
+    forced: tuple[str, str | None] | None = (str(TOKEN_PROMPT[0]), None)
+    if isinstance(table, dict):
+        first = tokens[0]
+        ban = [token_id for token_id, token in table.items() if token == first]
+        forced = pick_forced(table, set(ban))
     if ban:
         s.note("banned", {"id": ban[0], "token": first})
         body = s.body(PROMPT_A, max_tokens=4, logit_bias={ban[0]: -100}, **common)
         steps.append(s.complete("ban", body))
-    else:
+    elif isinstance(table, dict):
         s.missing("ban", f"the baseline's first token {first!r} is not among the decoded ids")
-    forced = pick_forced(table, set(ban))
+    else:
+        s.missing("ban", "no decoded vocabulary to find the greedy token's id (vocab probe)")
     if forced:
         s.note("forced", {"id": forced[0], "token": forced[1]})
         body = s.body(PROMPT_A, max_tokens=3, logit_bias={forced[0]: 100}, **common)

@@ -91,11 +91,14 @@ def bias_forces(ctx: CheckContext) -> None:
     arrays = logprob_arrays(choice.get("logprobs"))
     if not isinstance(forced, dict) or arrays is None or not arrays["tokens"]:
         raise NotApplicable("no logprobs tokens to compare (LOGPROBS-002)")
-    wrong = [t for t in arrays["tokens"] if t != forced.get("token")]
+    tokens = arrays["tokens"]
+    want = forced.get("token")  # None: the id's text is unknown, so one token repeated
+    wrong = [t for t in tokens if t != (tokens[0] if want is None else want)]
     if wrong:
         raise Violation(
             f"token id {forced.get('id')} biased by +100 was not the only token generated",
-            expected=forced.get("token"), actual=wrong[0], path="choices[0].logprobs.tokens",
+            expected=want if want is not None else f"{tokens[0]!r} (or one other token) only",
+            actual=wrong[0], path="choices[0].logprobs.tokens",
             exchange="logit-bias/force", evidence=compact(choice),
         )
 

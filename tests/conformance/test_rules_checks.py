@@ -219,3 +219,20 @@ def test_a_leading_space_on_echo_tokens_is_logprobs_004s_alone() -> None:
     assert verdict("LOGPROBS-004", prefixed) == "FAIL"
     assert verdict("ECHO-003", prefixed) == "PASS"
     assert verdict("ECHO-002", prefixed) == "FAIL"  # token_logprobs[0] is not null
+
+
+def _forced(tokens: list[str], token: str | None) -> dict[str, ProbeOutcome]:
+    logprobs = {"tokens": tokens, "token_logprobs": [-0.1] * len(tokens),
+                "top_logprobs": [{t: -0.1} for t in tokens], "text_offset": [0] * len(tokens)}
+    exchange = _completion("".join(tokens), "length", logprobs=logprobs)
+    return {"logit-bias": ProbeOutcome(
+        "logit-bias", exchanges={"force": exchange}, requests={"force": PLAIN_BODY},
+        notes={"forced": {"id": "300", "token": token}},
+    )}
+
+
+def test_a_forced_id_of_unknown_text_must_repeat_one_token() -> None:
+    """Without a decoded vocabulary (no token-id prompts), +100 on id 300 is still judged."""
+    assert verdict("PARAMS-003", _forced([" ok", " ok", " ok"], None)) == "PASS"
+    assert verdict("PARAMS-003", _forced([" The", " quick", " fox"], None)) == "FAIL"
+    assert verdict("PARAMS-003", _forced([" ok", " ok"], " no")) == "FAIL"
