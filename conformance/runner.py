@@ -134,9 +134,8 @@ def evaluate(
         rule.check(ctx)
     except Violation as violation:
         verdict = Verdict.FAIL if rule.level is Level.MUST else Verdict.NON_STRICT
-        exchange = _find(outcomes, violation.exchange)
-        curl = to_curl(exchange) if exchange is not None else None
-        return RuleResult(rule, verdict, violation.message, Finding.of(violation, curl), labels)
+        first, *more = (_finding(outcomes, v) for v in (violation, *violation.also))
+        return RuleResult(rule, verdict, violation.message, first, labels, tuple(more))
     except NotApplicable as signal:
         return RuleResult(rule, Verdict.SKIP, signal.reason, exchanges=labels)
     except HarnessProblem as signal:
@@ -146,6 +145,11 @@ def evaluate(
         message = f"harness error: {type(exc).__name__}: {exc} ({where.filename}:{where.lineno})"
         return RuleResult(rule, Verdict.ERROR, message, exchanges=labels)
     return RuleResult(rule, Verdict.PASS, exchanges=labels)
+
+
+def _finding(outcomes: Mapping[str, ProbeOutcome], violation: Violation) -> Finding:
+    exchange = _find(outcomes, violation.exchange)
+    return Finding.of(violation, to_curl(exchange) if exchange is not None else None)
 
 
 def _find(outcomes: Mapping[str, ProbeOutcome], label: str | None) -> Exchange | None:

@@ -1,11 +1,13 @@
 """What the contract makes of a request body: valid, or invalid and how.
 
 Spec: the profile's request schema (``spec.get_profile(name).validator("request")``), the
-``x-cross-field-rules`` of ``spec/completions.yaml``, and two things profiles leave to the
-server: ``unknown_fields: ignore`` lets a server ignore fields it does not know, and the lenient
-``openai-compatible`` profile only recommends OpenAI's limits (logprobs <= 5, 4 stop strings,
-best_of <= 20), which vLLM-like servers raise. The fuzzer judges what it sent with
-:func:`classify`; the invalid-request strategies keep only bodies every server must reject.
+``x-cross-field-rules`` of ``spec/completions.yaml``, and three things profiles leave to the
+server: ``unknown_fields: ignore`` lets a server ignore fields it does not know;
+``defaultable_fields`` lets it fill in a required field left out (a single-model server's
+``model``); and the lenient ``openai-compatible`` profile only recommends OpenAI's limits
+(logprobs <= 5, 4 stop strings, best_of <= 20), which vLLM-like servers raise. The fuzzer judges
+what it sent with :func:`classify`; the invalid-request strategies keep only bodies every
+server must reject.
 """
 
 from __future__ import annotations
@@ -44,6 +46,13 @@ def classify(body: JSON, profile: spec.Profile) -> Classification:
     """The contract's view of ``body`` for ``profile``'s completions operation."""
     if not isinstance(body, dict):
         return Classification("schema", "the body is not a JSON object")
+    defaulted = [name for name in profile.defaultable_fields if name not in body]
+    if defaulted:
+        found = classify({**body, **dict.fromkeys(defaulted, "default")}, profile)
+        if found.kind != "valid":
+            return found
+        return Classification("ignorable", f"{', '.join(defaulted)} left out: the profile "
+                                           "lets a server fill it in (or reject the request)")
     if surely_valid(profile.name, "request", body):
         return _cross_field(body, profile)
     validator = profile.validator("request")

@@ -58,6 +58,9 @@ class Profile:
     limits: Mapping[str, int | None]
     features: frozenset[str]
     headers: Mapping[str, str] = field(default_factory=dict)
+    defaultable_fields: tuple[str, ...] = ()
+    """Required string fields a server may fill in itself when a request leaves them out (a
+    single-model server defaults ``model``): such a request may be accepted or rejected."""
 
     @property
     def completions_path(self) -> str:
@@ -176,6 +179,7 @@ def _build(raw: dict[str, JSON]) -> Profile:
         limits=dict(raw.get("limits", {})),
         features=features,
         headers=dict(raw.get("headers", {})),
+        defaultable_fields=tuple(raw.get("defaultable_fields", [])),
     )
 
 

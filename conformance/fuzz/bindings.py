@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from conformance.model import Rule
 from conformance.probes import ProbeOutcome
 from conformance.rules.common import expected_choices
+from conformance.rules.stop import stop_strings
 from conformance.transport import Exchange
 from conformance.validity import Classification
 from conformance.views import StreamView
@@ -142,6 +143,17 @@ def greedy_plain(sample: Sample) -> Outcomes | None:
     return _filed("greedy", "ns", sample) if _one_plain_choice(sample) else None
 
 
+def stopped(sample: Sample) -> Outcomes | None:
+    """A non-streamed request with stop strings, as ``stop/ns``: no choice's text may contain
+    them. Not with echo or a suffix (their text is not generated), nor with ``min_tokens`` /
+    ``min_total_tokens`` (stop strings are not matched before those are reached)."""
+    body = sample.request
+    if not sample.valid or sample.streamed or any(
+            body.get(name) for name in ("echo", "suffix", "min_tokens", "min_total_tokens")):
+        return None
+    return _filed("stop", "ns", sample) if stop_strings(sample.request) else None
+
+
 def plain(sample: Sample) -> Outcomes | None:
     """Any valid non-streamed request, as ``batch/ns``."""
     return _filed("batch", "ns", sample) if sample.valid and not sample.streamed else None
@@ -207,6 +219,7 @@ BINDINGS: dict[str, Binder] = {
     "USAGE-011": usage_stream,
     "FRIENDLI-002": any_stream,
     "PARAMS-007": length_short,
+    "STOP-001": stopped,
     "USAGE-008": greedy_plain,
     "USAGE-009": any_plain,
     "USAGE-010": any_plain,

@@ -10,6 +10,7 @@ from .rule import (
     NotApplicable,
     Rule,
     Violation,
+    fail_each,
 )
 from .verdicts import VERDICT_ORDER, Level, SourceKind, Verdict
 
@@ -31,4 +32,5 @@ __all__ = [
     "Target",
     "Verdict",
     "Violation",
+    "fail_each",
 ]

@@ -56,6 +56,13 @@ class RuleResult:
     finding: Finding | None = None
     exchanges: tuple[str, ...] = ()
     """The exchanges (``probe/key``) the rule's probes recorded."""
+    more: tuple[Finding, ...] = ()
+    """The rule's further failing cases, after ``finding`` (one finding per case)."""
+
+    @property
+    def findings(self) -> tuple[Finding, ...]:
+        """Every failing case, the first (``finding``) first."""
+        return ((self.finding,) if self.finding else ()) + self.more
 
     @property
     def area(self) -> str:

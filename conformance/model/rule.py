@@ -2,10 +2,11 @@
 
 A check is a pure function of the recorded exchanges
 (:class:`~conformance.check_context.CheckContext`). It returns ``None`` when the requirement
-holds, raises :class:`Violation` when it does not, and raises :class:`NotApplicable` when the
-rule cannot be judged (a feature is not claimed, or another defect, judged by another rule,
-makes its precondition false). Any other exception is a
-bug in the harness and becomes an ERROR verdict.
+holds, raises :class:`Violation` when it does not (an umbrella rule over many cases raises
+every failing case at once with :func:`fail_each`, so a user fixing one sees the others), and
+raises :class:`NotApplicable` when the rule cannot be judged (a feature is not claimed, or
+another defect, judged by another rule, makes its precondition false). Any other exception is
+a bug in the harness and becomes an ERROR verdict.
 
 Exceptions::
 
@@ -18,7 +19,7 @@ Exceptions::
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -66,6 +67,17 @@ class Violation(ConformanceSignal):
         self.path = path
         self.evidence = evidence
         self.exchange = exchange
+        self.also: tuple[Violation, ...] = ()
+        """The rule's further failing cases (:func:`fail_each`), each a finding of its own."""
+
+
+def fail_each(violations: Sequence[Violation]) -> None:
+    """Raise the first of ``violations`` carrying the others, if there are any: one finding per
+    failing case of an umbrella rule (ERRORS-001 over every invalid input, ...)."""
+    if violations:
+        first = violations[0]
+        first.also = tuple(violations[1:])
+        raise first
 
 
 class NotApplicable(ConformanceSignal):

@@ -92,6 +92,7 @@ def result_json(result: RuleResult) -> dict[str, JSON]:
         "source": str(rule.source),
         "faults": list(rule.faults),
         "finding": finding,
+        "findings": [dataclasses.asdict(f) for f in result.findings],
         "exchanges": list(result.exchanges),
     }
 

@@ -61,4 +61,7 @@ def finding_lines(result: RuleResult) -> list[tuple[str, str]]:
         lines.append(("Evidence", finding.evidence))
     if finding.curl:
         lines.append(("Reproduce", finding.curl))
+    for number, case in enumerate(result.more, 2):
+        where = f" ({case.exchange})" if case.exchange else ""
+        lines.append((f"Case {number}", case.message + where))
     return lines

@@ -14,7 +14,7 @@ import json
 from collections.abc import Iterator
 
 from conformance.check_context import CheckContext
-from conformance.model import NotApplicable, Violation
+from conformance.model import NotApplicable, Violation, fail_each
 from conformance.transport import Exchange
 
 from .base import BUGS, DOC, MUST, SCHEMAS, SHOULD, SPEC, rule
@@ -39,17 +39,20 @@ def _excerpt(exchange: Exchange) -> str:
 
 
 def _status_rule(ctx: CheckContext, kinds: tuple[str, ...]) -> None:
+    """Every case of ``kinds`` that got a status outside the profile's (one finding each)."""
     allowed = ctx.profile.invalid_request_statuses
+    found = []
     for key, case, exchange in _cases(ctx, kinds):
         status = exchange.status
         if status is not None and status >= 500:
             continue  # ERRORS-002
         if status not in allowed:
-            raise Violation(
+            found.append(Violation(
                 f"invalid input ({key}: {case.get('why')}) got HTTP {status}",
                 expected=list(allowed), actual=status, path="status",
                 exchange=f"invalid/{key}", evidence=_excerpt(exchange),
-            )
+            ))
+    fail_each(found)
 
 
 @rule(
@@ -72,13 +75,15 @@ def invalid_input_rejected(ctx: CheckContext) -> None:
     source=SPEC, probes=("invalid",), faults=("invalid-input-500",),
 )
 def no_server_error(ctx: CheckContext) -> None:
-    for key, case, exchange in _cases(ctx, ALL_KINDS):
-        if exchange.status is not None and exchange.status >= 500:
-            raise Violation(
-                f"invalid input ({key}: {case.get('why')}) got a server error",
-                expected="4xx", actual=exchange.status, path="status",
-                exchange=f"invalid/{key}", evidence=_excerpt(exchange),
-            )
+    fail_each([
+        Violation(
+            f"invalid input ({key}: {case.get('why')}) got a server error",
+            expected="4xx", actual=exchange.status, path="status",
+            exchange=f"invalid/{key}", evidence=_excerpt(exchange),
+        )
+        for key, case, exchange in _cases(ctx, ALL_KINDS)
+        if exchange.status is not None and exchange.status >= 500
+    ])
 
 
 @rule(
@@ -91,25 +96,29 @@ def no_server_error(ctx: CheckContext) -> None:
 )
 def error_envelope(ctx: CheckContext) -> None:
     validator = ctx.profile.validator("error")
+    found = []
     for key, _, exchange in _cases(ctx, ALL_KINDS):
         if exchange.status is None or exchange.status < 400:
             continue
         try:
             body = json.loads(exchange.body)
         except ValueError:
-            raise Violation(
+            found.append(Violation(
                 f"the HTTP {exchange.status} error body is not JSON",
                 expected='{"error": {...}}', actual=_excerpt(exchange)[:120], path="$",
                 exchange=f"invalid/{key}", evidence=_excerpt(exchange),
-            ) from None
-        for error in validator.iter_errors(body):
-            raise Violation(
+            ))
+            continue
+        error = next(validator.iter_errors(body), None)
+        if error is not None:
+            found.append(Violation(
                 f"the error body does not match the error schema: {error.message}",
                 expected='{"error": {"message", "type", "param", "code"}}',
                 actual=_excerpt(exchange)[:200],
                 path="/".join(map(str, error.absolute_path)) or "$",
                 exchange=f"invalid/{key}", evidence=_excerpt(exchange),
-            )
+            ))
+    fail_each(found)
 
 
 @rule(
@@ -132,6 +141,7 @@ def cross_field_rejected(ctx: CheckContext) -> None:
     source=SPEC, probes=("invalid",), faults=("error-param-missing",),
 )
 def error_param(ctx: CheckContext) -> None:
+    found = []
     for key, case, exchange in _cases(ctx, ("schema", "unknown-field")):
         body = _error_object(exchange)
         request = ctx.request("invalid", key)
@@ -139,11 +149,12 @@ def error_param(ctx: CheckContext) -> None:
         if body is None or len(fields) != 1 or key.endswith("streamed"):
             continue
         if body.get("param") != fields[0]:
-            raise Violation(
+            found.append(Violation(
                 f"error.param does not name the invalid field ({case.get('why')})",
                 expected=fields[0], actual=body.get("param"), path="error.param",
                 exchange=f"invalid/{key}", evidence=_excerpt(exchange),
-            )
+            ))
+    fail_each(found)
 
 
 def _error_object(exchange: Exchange) -> dict | None:
@@ -188,6 +199,11 @@ def openai_limits_enforced(ctx: CheckContext) -> None:
     _status_rule(ctx, ("limit",))
 
 
+def _status(exchange: Exchange) -> int | str:
+    """The HTTP status, or how the connection ended when there was none."""
+    return exchange.status if exchange.status is not None else str(exchange.termination)
+
+
 RETRY_LATER = frozenset({429, 503})
 """Answers that say "not now", not "no": the client retried them; they make a rule SKIP."""
 
@@ -218,17 +234,17 @@ def valid_requests_succeed(ctx: CheckContext) -> None:
         elif exchange.status is None or not 200 <= exchange.status < 300:
             failed.append((label, exchange))
     if failed:
-        label, exchange = failed[0]
-        got = exchange.status if exchange.status is not None else str(exchange.termination)
-        listing = ", ".join(
-            f"{name} ({e.status if e.status is not None else e.termination})"
-            for name, e in failed
-        )
-        raise Violation(
-            f"{len(failed)} valid request(s) did not get 2xx: {listing}",
-            expected="2xx", actual=got, path="status", exchange=label,
-            evidence=_excerpt(exchange) or exchange.error,
-        )
+        listing = ", ".join(f"{name} ({_status(e)})" for name, e in failed)
+        cases = [
+            Violation(
+                f"a valid request got {_status(exchange)}", expected="2xx",
+                actual=_status(exchange), path="status", exchange=label,
+                evidence=_excerpt(exchange) or exchange.error,
+            )
+            for label, exchange in failed
+        ]
+        cases[0].message = f"{len(failed)} valid request(s) did not get 2xx: {listing}"
+        fail_each(cases)
     if later:
         raise NotApplicable(f"answered 429/503 after retries: {', '.join(later)}")
 

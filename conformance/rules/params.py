@@ -66,8 +66,8 @@ def _first_token(ctx: CheckContext, key: str) -> str:
     faults=("logit-bias-ignored",),
 )
 def bias_bans(ctx: CheckContext) -> None:
+    first = _first_token(ctx, "ban")  # first: a request not sent says why it was not
     banned = ctx.note("logit-bias", "banned")
-    first = _first_token(ctx, "ban")
     if isinstance(banned, dict) and first == banned.get("token"):
         raise Violation(
             f"token id {banned.get('id')} biased by -100 was still generated first",

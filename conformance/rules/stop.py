@@ -14,7 +14,7 @@ from conformance.model import NotApplicable, Violation
 from conformance.views import compact
 
 from .base import BUGS, MUST, SCHEMAS, SPEC, rule
-from .common import assembled, choice_of, finish_values, require_parity, text_of
+from .common import assembled, choice_of, choices_of, finish_values, require_parity, text_of
 
 STOP = f"{SCHEMAS}/CompletionRequest/properties/stop"
 
@@ -35,17 +35,31 @@ def _oracle(ctx: CheckContext) -> tuple[str, str, str]:
     source=SPEC, probes=("stop",), features=("stop",), faults=("stop-leak",),
 )
 def stop_excluded(ctx: CheckContext) -> None:
-    stop, expected, base = _oracle(ctx)
-    text = text_of(choice_of(ctx, "stop", "ns"), "stop/ns")
-    if stop in text:
-        if text.startswith(expected + stop) and len(text) > len(expected + stop):
-            raise NotApplicable("generation went on past the stop string (judged by STOP-002)")
-        raise Violation(
-            "the returned text contains the stop string",
-            expected=expected, actual=text, path="choices[0].text", exchange="stop/ns",
-            evidence=compact({"stop": stop, "text": text}),
-        )
-    _unmatched_stop_excluded(ctx, base)
+    notes = ctx.outcome("stop").notes  # the probe's oracle; a fuzzed request has none
+    expected = notes.get("expected")
+    stops = stop_strings(ctx.request("stop", "ns"))
+    for index, choice in choices_of(ctx, "stop", "ns").items():
+        text = text_of(choice, "stop/ns")
+        for stop in (s for s in stops if s in text):
+            if isinstance(expected, str) and text.startswith(expected + stop) and len(
+                    text) > len(expected + stop):
+                raise NotApplicable("generation went on past the stop string (judged by "
+                                    "STOP-002)")
+            raise Violation(
+                "the returned text contains the stop string",
+                expected=expected if isinstance(expected, str) else f"a text without {stop!r}",
+                actual=text, path=f"choices[{index}].text", exchange="stop/ns",
+                evidence=compact({"stop": stop, "text": text}),
+            )
+    if isinstance(notes.get("baseline_text"), str):
+        _unmatched_stop_excluded(ctx, str(notes["baseline_text"]))
+
+
+def stop_strings(body: dict) -> list[str]:
+    """The request's non-empty stop strings (``stop`` is a string or a list of them)."""
+    stop = body.get("stop")
+    values = [stop] if isinstance(stop, str) else stop if isinstance(stop, list) else []
+    return [value for value in values if isinstance(value, str) and value]
 
 
 def _unmatched_stop_excluded(ctx: CheckContext, base: str) -> None:

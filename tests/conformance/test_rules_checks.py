@@ -236,3 +236,15 @@ def test_a_forced_id_of_unknown_text_must_repeat_one_token() -> None:
     assert verdict("PARAMS-003", _forced([" ok", " ok", " ok"], None)) == "PASS"
     assert verdict("PARAMS-003", _forced([" The", " quick", " fox"], None)) == "FAIL"
     assert verdict("PARAMS-003", _forced([" ok", " ok"], " no")) == "FAIL"
+
+
+def test_stop_001_judges_a_request_without_the_probes_oracle() -> None:
+    """As the fuzzer files it: only the request's stop strings and the answer, no notes."""
+    request = {**PLAIN_BODY, "stop": ["e", " the"]}
+
+    def outcomes(text: str) -> dict[str, ProbeOutcome]:
+        exchange = _completion(text, "stop", request_body=request)
+        return {"stop": ProbeOutcome("stop", exchanges={"ns": exchange}, requests={"ns": request})}
+
+    assert verdict("STOP-001", outcomes("A list is th")) == "PASS"
+    assert verdict("STOP-001", outcomes("A list is the")) == "FAIL"

@@ -75,3 +75,23 @@ def test_console_report(failing: RunResult) -> None:
                                             "error"]
     assert "FAIL: USAGE-001" in text and "NON_STRICT: PARAMS-005" in text
     assert text.splitlines()[-1] == "FAILED"
+
+
+def test_an_umbrella_rule_reports_every_failing_case(mock: EmbeddedMock) -> None:
+    """ERRORS-001 over the invalid inputs: one finding per case that got 200, each with its
+    exchange and curl, not the first alone (a user fixing one sees the others)."""
+    result = run_catalog(mock.openai_url, "openai", faults=["invalid-input-200"])
+    errors = next(r for r in result.results if r.rule.id == "ERRORS-001")
+    cases = {finding.exchange for finding in errors.findings}
+    assert len(cases) == len(errors.findings) >= 3
+    assert errors.finding is errors.findings[0]
+    assert all(finding.curl and finding.curl.startswith("curl ") for finding in errors.findings)
+    data = json.loads(json.dumps(report_json(result)))
+    reported = next(r for r in data["results"] if r["rule"] == "ERRORS-001")
+    assert [f["exchange"] for f in reported["findings"]] == [f.exchange for f in errors.findings]
+    out = io.StringIO()
+    write_console(result, out)
+    assert f"Case {len(cases)}:" in out.getvalue()
+    junit = ET.fromstring(junit_xml(result)).findall(".//testcase")
+    text = next(c for c in junit if c.get("name", "").startswith("ERRORS-001"))
+    assert "Case 2:" in text.findtext("failure", "")

@@ -28,6 +28,10 @@ BASE = {"model": "m", "prompt": "Hi", "max_tokens": 4}
     (COMPATIBLE, {**BASE, "logprobs": 9}, "limit"),
     (OPENAI, {**BASE, "logprobs": 9}, "schema"),
     (COMPATIBLE, {**BASE, "logprobs": -1}, "schema"),
+    # a single-model server may default `model` under the lenient profile (llama.cpp, vLLM)
+    (COMPATIBLE, {"prompt": "Hi", "max_tokens": 4}, "ignorable"),
+    (COMPATIBLE, {"prompt": "Hi", "max_tokens": -1}, "schema"),
+    (OPENAI, {"prompt": "Hi", "max_tokens": 4}, "schema"),
     (FRIENDLI, {"model": "m", "prompt": "Hi", "tokens": [1]}, "schema"),
     (FRIENDLI, {"model": "m", "tokens": [1], "seed": [1, 2]}, "cross-field"),
     (FRIENDLI, {"model": "m", "tokens": [1], "n": 1.0, "seed": [1, 2]}, "cross-field"),

@@ -103,6 +103,15 @@ def test_every_openai_fault_is_found(mock: EmbeddedMock, fault: str, expected: s
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("fault", ["stop-ignored", "stop-leak"])
+def test_stop_faults_are_found_in_100_examples(mock: EmbeddedMock, fault: str,
+                                               tmp_path: Path) -> None:
+    """Stop strings are judged on every fuzzed request that has them (STOP-001's binding), and
+    the strategies draw ones the text contains (single letters, " the", ...)."""
+    assert "STOP-001" in _found(mock, "openai", fault, tmp_path, examples=100)
+
+
+@pytest.mark.slow
 @pytest.mark.parametrize(("fault", "expected"), sorted(FRIENDLI_FAULTS.items()))
 def test_every_friendli_fault_is_found(mock: EmbeddedMock, fault: str, expected: str,
                                        tmp_path: Path) -> None:
