@@ -21,6 +21,9 @@ from conformance.transport import Exchange, Termination
 from conformance.views import StreamView
 from spec import JSON
 
+RETRY_LATER = frozenset({429, 503})
+"""Answers that say "not now", not "no": the client retried them; ERRORS-008 SKIPs them too."""
+
 BROKEN_FRAMING = frozenset(
     {codes.INVALID_UTF8, codes.UNTERMINATED_EVENT, codes.LINE_TOO_LONG, codes.EVENT_TOO_LARGE}
 )
@@ -92,7 +95,8 @@ class CheckContext:
         if exchange.termination is not Termination.EOF:
             raise HarnessProblem(f"{label} did not complete: {exchange.termination}")
         if exchange.status != 200:
-            raise NotApplicable(f"{label} answered HTTP {exchange.status}, not 200")
+            judge = "" if exchange.status in RETRY_LATER else " (judged by ERRORS-008)"
+            raise NotApplicable(f"{label} answered HTTP {exchange.status}, not 200{judge}")
         try:
             value = json.loads(exchange.body)
         except ValueError:

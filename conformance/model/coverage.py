@@ -6,16 +6,21 @@ the server. Each SKIP falls in one group, read off its reason:
 
 - ``feature not claimed``: the profile or ``--no-feature`` says the server lacks the feature,
   so the rule does not apply (not a hole);
+- ``prerequisite broken``: another defect leaves nothing this rule can judge, and the reason
+  names the rule that judges that defect (``(judged by ERRORS-008)``, ``FINISH / INDICES
+  rules``), which FAILed or was NON_STRICT in the same run: the hole is reported, and closes
+  when that defect is fixed;
 - ``probe could not run``: a request the rule needs was not sent or not finished (the request
-  budget, a probe another probe's answer left without input);
-- ``prerequisite broken``: the exchange is there but another defect, judged by another rule,
-  or the server's output, leaves nothing this rule can judge.
+  budget, a probe another probe's answer left without input), and no failing rule says why;
+- ``precondition not met``: the rest: the server's output leaves nothing to judge and no rule
+  reported a defect (two prompts that continue alike), or the rule named did not fail.
 
 ``--fail-on-skip`` makes a run fail when a MUST rule of a claimed feature could not be judged.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -24,21 +29,36 @@ from .rule import Level
 from .verdicts import Verdict
 
 NOT_CLAIMED = "feature not claimed"
-NOT_RUN = "probe could not run"
 BROKEN = "prerequisite broken"
-SKIP_GROUPS = (NOT_CLAIMED, NOT_RUN, BROKEN)
+NOT_RUN = "probe could not run"
+UNMET = "precondition not met"
+SKIP_GROUPS = (NOT_CLAIMED, BROKEN, NOT_RUN, UNMET)
 JUDGED = frozenset({Verdict.PASS, Verdict.FAIL, Verdict.NON_STRICT})
 _NOT_RUN_MARKS = ("was not run", "was not sent", "not finished", "could not finish",
                   "skipped: not a", "skipped: the profile")
+_RULE_ID = re.compile(r"\b[A-Z][A-Z]*(?:-[A-Z]+)*-\d{3}\b")
+_AREAS = re.compile(r"\b([A-Z][A-Z-]*(?: / [A-Z][A-Z-]*)*) rules\b")
 
 
-def skip_group(message: str) -> str:
-    """The group of a SKIP's reason (see the module docstring)."""
+def named_rules(message: str) -> set[str]:
+    """The rule IDs and areas (``FINISH / INDICES rules``) a SKIP's reason names as judges."""
+    names = set(_RULE_ID.findall(message))
+    for group in _AREAS.findall(message):
+        names.update(area.strip() for area in group.split("/"))
+    return names
+
+
+def skip_group(message: str, failing: frozenset[str] | None = None) -> str:
+    """The group of a SKIP's reason (see the module docstring). ``failing`` holds the IDs and
+    areas of the run's FAIL and NON_STRICT rules; without it any named rule counts."""
     if NOT_CLAIMED in message:
         return NOT_CLAIMED
+    named = named_rules(message)
+    if named and (failing is None or named & failing):
+        return BROKEN
     if any(mark in message for mark in _NOT_RUN_MARKS):
         return NOT_RUN
-    return BROKEN
+    return UNMET
 
 
 @dataclass(frozen=True)
@@ -65,13 +85,18 @@ def coverage_of(results: Iterable[RuleResult]) -> Coverage:
     total = dict.fromkeys(levels, 0)
     skipped = dict.fromkeys(SKIP_GROUPS, 0)
     unjudged: list[str] = []
+    results = list(results)
+    failing = frozenset(
+        name for r in results if r.verdict in (Verdict.FAIL, Verdict.NON_STRICT)
+        for name in (r.rule.id, r.rule.area)
+    )
     for result in results:
         level = str(result.rule.level)
         total[level] += 1
         if result.verdict in JUDGED:
             judged[level] += 1
         elif result.verdict is Verdict.SKIP:
-            group = skip_group(result.message)
+            group = skip_group(result.message, failing)
             skipped[group] += 1
             if group != NOT_CLAIMED and result.rule.level is Level.MUST:
                 unjudged.append(result.rule.id)

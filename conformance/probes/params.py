@@ -75,7 +75,7 @@ async def logit_bias(s: ProbeSession) -> None:
     lp = choice.get("logprobs") if choice else None
     tokens = lp.get("tokens") if isinstance(lp, dict) else None
     if not isinstance(tokens, list) or not tokens:
-        reason = "the baseline has no logprobs tokens"
+        reason = "the baseline has no logprobs tokens (LOGPROBS-002)"
         s.missing("ban", reason)
         s.missing("force", reason)
         return
@@ -93,7 +93,8 @@ async def logit_bias(s: ProbeSession) -> None:
     elif isinstance(table, dict):
         s.missing("ban", f"the baseline's first token {first!r} is not among the decoded ids")
     else:
-        s.missing("ban", "no decoded vocabulary to find the greedy token's id (vocab probe)")
+        s.missing("ban", "no decoded vocabulary to find the greedy token's id (the vocab "
+                         "probe's echo of token ids: ECHO-005, ERRORS-008)")
     if forced:
         s.note("forced", {"id": forced[0], "token": forced[1]})
         body = s.body(PROMPT_A, max_tokens=3, logit_bias={forced[0]: 100}, **common)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 
-from conformance.check_context import CheckContext
+from conformance.check_context import RETRY_LATER, CheckContext
 from conformance.model import NotApplicable, Violation, fail_each
 from conformance.transport import Exchange
 
@@ -204,8 +204,6 @@ def _status(exchange: Exchange) -> int | str:
     return exchange.status if exchange.status is not None else str(exchange.termination)
 
 
-RETRY_LATER = frozenset({429, 503})
-"""Answers that say "not now", not "no": the client retried them; they make a rule SKIP."""
 
 
 def _valid_probes() -> tuple[str, ...]:

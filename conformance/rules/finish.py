@@ -153,7 +153,8 @@ def length_when_cut(ctx: CheckContext) -> None:
     if reason not in finish_values(ctx):
         raise NotApplicable(f"finish_reason {reason!r} is not in the enum (FINISH-003)")
     if not (full.startswith(text) and len(full) > len(text)):
-        raise NotApplicable("the 3-token run is not a proper prefix of the 16-token greedy run")
+        raise NotApplicable("the 3-token run is not a proper prefix of the 16-token greedy run "
+                            "(is max_tokens honoured? PARAMS-007)")
     if reason != "length":
         raise Violation(
             "max_tokens cut the text, but finish_reason is not length",

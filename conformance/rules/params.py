@@ -86,8 +86,8 @@ def bias_bans(ctx: CheckContext) -> None:
     faults=("logit-bias-ignored",),
 )
 def bias_forces(ctx: CheckContext) -> None:
+    choice = choice_of(ctx, "logit-bias", "force")  # first: a request not sent says why
     forced = ctx.note("logit-bias", "forced")
-    choice = choice_of(ctx, "logit-bias", "force")
     arrays = logprob_arrays(choice.get("logprobs"))
     if not isinstance(forced, dict) or arrays is None or not arrays["tokens"]:
         raise NotApplicable("no logprobs tokens to compare (LOGPROBS-002)")

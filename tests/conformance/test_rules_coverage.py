@@ -10,7 +10,14 @@ from pathlib import Path
 from conformance.cli import main
 from conformance.embedded import EmbeddedMock
 from conformance.model import RuleResult, Verdict
-from conformance.model.coverage import BROKEN, NOT_CLAIMED, NOT_RUN, coverage_of, skip_group
+from conformance.model.coverage import (
+    BROKEN,
+    NOT_CLAIMED,
+    NOT_RUN,
+    UNMET,
+    coverage_of,
+    skip_group,
+)
 from conformance.rules import CATALOG
 
 
@@ -19,13 +26,21 @@ def cli(*argv: str) -> tuple[int, str]:
     return main(list(argv), out, err), out.getvalue()
 
 
-def test_skip_reasons_fall_in_three_groups() -> None:
+def test_skip_reasons_fall_in_four_groups() -> None:
     assert skip_group("feature not claimed: echo") == NOT_CLAIMED
     assert skip_group("probe echo skipped: feature not claimed: echo") == NOT_CLAIMED
     assert skip_group("stop/ns was not sent: no stop string could be chosen") == NOT_RUN
     assert skip_group("probe seeded was not run") == NOT_RUN
-    assert skip_group("batch/ns answered HTTP 500, not 200") == BROKEN
+    assert skip_group("batch/ns answered HTTP 500, not 200 (judged by ERRORS-008)") == BROKEN
     assert skip_group("no usage was streamed (USAGE-003)") == BROKEN
+    assert skip_group("the two prompts have the same greedy text") == UNMET
+    # with the run's failing rules known, a named judge counts only when it did fail
+    failing = frozenset({"USAGE-003", "USAGE", "INDICES-002", "INDICES"})
+    assert skip_group("no usage was streamed (USAGE-003)", failing) == BROKEN
+    assert skip_group("x: no chunk for choice indices [0] (judged by FINISH / INDICES rules)",
+                      failing) == BROKEN
+    assert skip_group("no usage chunk (USAGE-004)", failing) == UNMET
+    assert skip_group("ban was not sent: no vocabulary (ECHO-005)", failing) == NOT_RUN
 
 
 def test_coverage_counts_judged_rules_by_level_and_skips_by_group() -> None:
@@ -34,13 +49,13 @@ def test_coverage_counts_judged_rules_by_level_and_skips_by_group() -> None:
     results = [
         RuleResult(must[0], Verdict.PASS), RuleResult(must[1], Verdict.FAIL, "x"),
         RuleResult(must[2], Verdict.SKIP, "feature not claimed: n"),
-        RuleResult(must[3], Verdict.SKIP, "batch/ns answered HTTP 500, not 200"),
+        RuleResult(must[3], Verdict.SKIP, f"it needs what {must[1].id} judges"),
         RuleResult(should, Verdict.ERROR, "harness error"),
     ]
     coverage = coverage_of(results)
     assert coverage.judged["MUST"] == 2 and coverage.total["MUST"] == 4
     assert coverage.judged["SHOULD"] == 0 and coverage.total["SHOULD"] == 1
-    assert coverage.skipped == {NOT_CLAIMED: 1, NOT_RUN: 0, BROKEN: 1}
+    assert coverage.skipped == {NOT_CLAIMED: 1, BROKEN: 1, NOT_RUN: 0, UNMET: 0}
     assert coverage.unjudged_must == (must[3].id,)
     assert coverage.line() == ("judged: MUST 2 of 4, SHOULD 0 of 1; skipped: 1 feature not "
                                "claimed, 1 prerequisite broken")

@@ -1,9 +1,12 @@
-"""The verdict table's bookkeeping (no server): an explanation outlives a re-recording only
-while the rule fails for the same reason."""
+"""The verdict table of the lab's recordings (no server): an explanation outlives a
+re-recording only while the rule fails for the same reason, and no SKIP hides a deviation."""
 
 from __future__ import annotations
 
-from lab.record import TODO, table_entry
+import yaml
+
+from conformance.model.coverage import BROKEN, NOT_CLAIMED, skip_group
+from lab.record import TABLE, TODO, table_entry
 from lab.servers import SERVERS
 
 SERVER = SERVERS["litellm"]
@@ -29,3 +32,35 @@ def test_a_why_is_kept_while_the_reason_holds() -> None:
 def test_a_moved_reason_asks_for_a_new_why_quoting_the_old_one() -> None:
     why = _why("temperature 3 got HTTP 200", "five stop strings got HTTP 200")
     assert why.startswith(TODO) and "Out-of-range values" in why
+
+
+PRECONDITION_SKIPS = {
+    ("prism-openai", "INDICES-003"): "Prism answers every prompt with the spec's example text",
+    ("prism-friendli", "INDICES-003"): "Prism answers every prompt with the spec's example text",
+}
+"""SKIPs on a recording that no failing rule explains, each with the server's reason."""
+
+
+def _table() -> dict:
+    return yaml.safe_load(TABLE.read_text(encoding="utf-8"))
+
+
+def test_every_skip_on_a_real_server_points_at_a_reported_failure() -> None:
+    """A SKIP is a hole in a verdict: on the recorded servers each one (but a feature not
+    claimed) names the rule that judges what broke it, and that rule FAILed there, so the
+    report says what to fix to close it."""
+    holes = []
+    for name, entry in _table().items():
+        rules = entry["rules"]
+        failing = frozenset(
+            key for rule, value in rules.items()
+            if (value if isinstance(value, str) else value["verdict"]) in ("FAIL", "NON_STRICT")
+            for key in (rule, rule.rsplit("-", 1)[0])
+        )
+        for rule, value in rules.items():
+            if isinstance(value, str) or value["verdict"] != "SKIP":
+                continue
+            if skip_group(value["reason"], failing) not in (NOT_CLAIMED, BROKEN) and (
+                    name, rule) not in PRECONDITION_SKIPS:
+                holes.append(f"{name} {rule}: {value['reason']}")
+    assert not holes, "\n".join(holes)
