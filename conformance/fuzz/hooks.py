@@ -14,7 +14,8 @@ that was *sent* (capping may have changed it) with :func:`~conformance.fuzz.bodi
   ``unknown_fields: ignore``) or only recommends rejecting (OpenAI's limits under
   ``openai-compatible``, judged by ERRORS-007 with ``--strict``) is not a finding;
 * ``positive_data_acceptance`` stands only when the body sent is valid, cross-field rules
-  included (a schema-valid ``best_of < n`` must be rejected: ERRORS-004 judges that).
+  included (a schema-valid ``best_of < n`` must be rejected: ERRORS-004 judges that), and
+  not when it names a model other than the run's and got the profile's unknown-model status.
 
 Hooks are registered on one run's schema only (:func:`install`), never globally.
 """
@@ -119,10 +120,20 @@ def filter_failure(context: schemathesis.HookContext, failure: Failure,
         return True
     if not _only_the_body_is_negative(case):
         return True
-    verdict = classify(case.body, run.settings.profile)
+    profile = run.settings.profile
+    verdict = classify(case.body, profile)
     if isinstance(failure, AcceptedNegativeData):
         return verdict.kind in ("schema", "cross-field")
+    if _asks_another_model(case.body, run.settings.model):
+        return getattr(failure, "status_code", None) not in profile.unknown_model_statuses
     return verdict.kind == "valid"
+
+
+def _asks_another_model(body: object, model: str) -> bool:
+    """A body naming a model the run does not test (one the hooks did not rewrite): the server
+    may refuse it with the profile's unknown-model status, as LiteLLM answers 400."""
+    return isinstance(body, dict) and isinstance(body.get("model"), str) and (
+        body["model"] != model)
 
 
 def install(schema: schemathesis.BaseSchema) -> None:
