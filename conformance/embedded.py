@@ -18,6 +18,8 @@ import threading
 from collections.abc import Sequence
 from types import TracebackType
 
+import spec
+
 READY = re.compile(r"serving (?P<openai>https?://\S+?)/?\s+\(FriendliAI: (?P<friendli>https?://\S+?)/?\)")
 START_TIMEOUT = 60.0
 
@@ -38,7 +40,9 @@ class EmbeddedMock:
         self._stderr = tempfile.TemporaryFile(mode="w+", encoding="utf-8", errors="replace")
 
     def url_for(self, profile: str) -> str:
-        return self.friendli_url if profile == "friendli" else self.openai_url
+        """The base URL serving ``profile``'s wire (the mock serves every profile)."""
+        return self.friendli_url if spec.get_profile(profile).wire == "friendli" else (
+            self.openai_url)
 
     def start(self) -> EmbeddedMock:
         command = [sys.executable, "-m", "mockserver", "--host", "127.0.0.1", "--port", "0"]

@@ -75,8 +75,9 @@ async def _run_probe(
     probe = PROBES[name]
     for need in probe.needs:
         await tasks[need]
-    if settings.profile.name not in probe.profiles:
-        return ProbeOutcome(name, skipped=f"not a {settings.profile.name} probe")
+    if not settings.profile.has_traits(probe.traits):
+        needs = ", ".join(probe.traits)
+        return ProbeOutcome(name, skipped=f"not a probe of this profile (it needs {needs})")
     if probe.operation not in settings.profile.operations:
         return ProbeOutcome(name, skipped=f"the profile has no {probe.operation} operation")
     unclaimed = [f for f in probe.features if not settings.claims(f)]

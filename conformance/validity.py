@@ -69,7 +69,8 @@ def classify(body: JSON, profile: spec.Profile) -> Classification:
         return Classification("unknown-field", "unknown fields only (the profile rejects them)")
     if profile.unknown_fields != "ignore":
         known = body
-    if profile.name == "openai-compatible" and validator.is_valid(_within_openai_limits(known)):
+    if profile.openai_limits == "recommended" and validator.is_valid(
+            _within_openai_limits(known)):
         return Classification("limit", f"beyond OpenAI's limits: {error.message}")
     where = ".".join(str(p) for p in error.absolute_path) or "body"
     return Classification("schema", f"{where}: {error.message}"[:300])

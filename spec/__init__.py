@@ -20,7 +20,15 @@ from .cross_field import (
 )
 from .document import JSON, component, component_names, document_bytes, document_json, load_document
 from .profile_document import profile_document
-from .profiles import Operation, Profile, all_features, get_profile, profile_names, profiles
+from .profiles import (
+    Operation,
+    Profile,
+    all_features,
+    all_traits,
+    get_profile,
+    profile_names,
+    profiles,
+)
 from .schemas import component_validator, make_standalone, standalone_schema, validator_for
 
 __all__ = [
@@ -30,6 +38,7 @@ __all__ = [
     "Operation",
     "Profile",
     "all_features",
+    "all_traits",
     "component",
     "component_names",
     "component_validator",

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import copy
 import functools
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from importlib import resources
 from typing import Literal
@@ -26,6 +26,7 @@ SchemaRole = Literal[
     "request", "response", "chunk", "usage_chunk", "event_stream", "error", "models"
 ]
 UnknownFields = Literal["reject", "ignore"]
+Wire = Literal["openai", "friendli"]
 
 
 @dataclass(frozen=True)
@@ -61,6 +62,36 @@ class Profile:
     defaultable_fields: tuple[str, ...] = ()
     """Required string fields a server may fill in itself when a request leaves them out (a
     single-model server defaults ``model``): such a request may be accepted or rejected."""
+    wire: Wire = "openai"
+    """The shapes on the wire: OpenAI's (``echo``, ``created``, ``text_offset`` ...) or
+    FriendliAI's (``tokens`` prompts, per-chunk ``token``, per-choice ``seed``)."""
+    finish_reasons: tuple[str, ...] = ("stop", "length", "content_filter")
+    finish_key_on_chunks: str = "null"
+    """``null``: every stream choice carries ``finish_reason`` (null until its last chunk);
+    ``null_or_absent``: a choice may leave the key out until then."""
+    text_offsets: str = "from_prompt"
+    """Where ``logprobs.text_offset`` counts from: ``from_prompt`` (OpenAI), or
+    ``from_prompt_or_completion`` (vLLM counts from the completion's start)."""
+    openai_limits: str = "required"
+    """``required``: OpenAI's limits (logprobs <= 5, 4 stop strings, best_of <= 20) are part of
+    the schema; ``recommended``: a server may raise them (vLLM allows 20 logprobs)."""
+
+    def traits(self) -> frozenset[str]:
+        """What rules and probes select a profile by (``wire=openai``, ``unknown_fields=reject``,
+        ``operation=models``, ...): attributes, never the profile's name, so a new vendor's
+        profile is one YAML file."""
+        values = {
+            "wire": self.wire,
+            "unknown_fields": self.unknown_fields,
+            "usage_key_on_chunks": self.usage_key_on_chunks,
+            "text_offsets": self.text_offsets,
+            "openai_limits": self.openai_limits,
+        }
+        found = {f"{key}={value}" for key, value in values.items()}
+        return frozenset(found | {f"operation={name}" for name in self.operations})
+
+    def has_traits(self, traits: Iterable[str]) -> bool:
+        return set(traits) <= self.traits()
 
     @property
     def completions_path(self) -> str:
@@ -160,6 +191,8 @@ def _build(raw: dict[str, JSON]) -> Profile:
         raise ValueError(f"profile {raw['name']!r} claims unknown features {sorted(unknown)}")
     if raw["unknown_fields"] not in ("reject", "ignore"):
         raise ValueError(f"profile {raw['name']!r}: unknown_fields must be reject or ignore")
+    if raw.get("wire", "openai") not in ("openai", "friendli"):
+        raise ValueError(f"profile {raw['name']!r}: wire must be openai or friendli")
     errors = raw["errors"]
     return Profile(
         name=raw["name"],
@@ -180,9 +213,19 @@ def _build(raw: dict[str, JSON]) -> Profile:
         features=features,
         headers=dict(raw.get("headers", {})),
         defaultable_fields=tuple(raw.get("defaultable_fields", [])),
+        wire=raw.get("wire", "openai"),
+        finish_reasons=tuple(raw.get("finish_reasons", ("stop", "length", "content_filter"))),
+        finish_key_on_chunks=raw["stream"].get("finish_key_on_chunks", "null"),
+        text_offsets=raw.get("text_offsets", "from_prompt"),
+        openai_limits=raw.get("openai_limits", "required"),
     )
 
 
 def profiles() -> dict[str, Profile]:
     """Every shipped profile by name."""
     return {name: get_profile(name) for name in profile_names()}
+
+
+def all_traits() -> frozenset[str]:
+    """Every trait some shipped profile has (a rule selecting by another is a typo)."""
+    return frozenset().union(*(profile.traits() for profile in profiles().values()))

@@ -213,7 +213,7 @@ def _shrink_findings(settings: Settings, caps: Caps, findings: list[FuzzFinding]
     way (see :mod:`conformance.fuzz.shrink`)."""
     headers = dict(settings.request_headers())
     secret = settings.secret_header_names
-    friendli = settings.profile.name == "friendli"
+    friendli = settings.profile.wire == "friendli"
 
     def prepare(body: object) -> object:
         return cap(body, caps, friendli=friendli)

@@ -42,7 +42,7 @@ JSON_MEDIA = "application/json"
 def prepare_body(body: object, run: FuzzRun) -> object:
     """The body a generated one becomes before it is sent (see the module docstring)."""
     profile = run.settings.profile
-    capped = cap(body, run.caps, friendli=profile.name == "friendli")
+    capped = cap(body, run.caps, friendli=profile.wire == "friendli")
     if not isinstance(capped, dict):
         return capped
     if classify(capped, profile).kind in ("valid", "cross-field", "ignorable"):

@@ -3,7 +3,6 @@
 from .registry import Registry
 from .results import Finding, RuleResult, RunResult, RunStats, Target
 from .rule import (
-    ALL_PROFILES,
     Check,
     ConformanceSignal,
     HarnessProblem,
@@ -15,7 +14,6 @@ from .rule import (
 from .verdicts import VERDICT_ORDER, Level, SourceKind, Verdict
 
 __all__ = [
-    "ALL_PROFILES",
     "VERDICT_ORDER",
     "Check",
     "ConformanceSignal",

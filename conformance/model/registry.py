@@ -9,7 +9,9 @@ from __future__ import annotations
 import fnmatch
 from collections.abc import Callable, Iterable, Iterator
 
-from .rule import ALL_PROFILES, Check, Rule
+import spec
+
+from .rule import Check, Rule
 from .verdicts import Level, SourceKind
 
 
@@ -35,7 +37,7 @@ class Registry:
         citation: str,
         source: SourceKind,
         probes: Iterable[str] = (),
-        profiles: Iterable[str] = ALL_PROFILES,
+        traits: Iterable[str] = (),
         features: Iterable[str] = (),
         faults: Iterable[str] = (),
         scan: bool = False,
@@ -53,7 +55,7 @@ class Registry:
                     source=source,
                     check=check,
                     probes=tuple(probes),
-                    profiles=frozenset(profiles),
+                    traits=tuple(traits),
                     features=tuple(features),
                     faults=tuple(faults),
                     scan=scan,
@@ -81,7 +83,7 @@ class Registry:
     def select(
         self,
         *,
-        profile: str | None = None,
+        profile: spec.Profile | str | None = None,
         select: Iterable[str] = (),
         deselect: Iterable[str] = (),
     ) -> list[Rule]:

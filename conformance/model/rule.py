@@ -23,6 +23,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+import spec
 from spec import JSON
 
 from .verdicts import Level, SourceKind
@@ -32,8 +33,6 @@ if TYPE_CHECKING:
 
 RULE_ID = re.compile(r"^[A-Z][A-Z0-9]*(?:-[A-Z0-9]+)*-\d{3}$")
 """``AREA-NNN``: an upper-case area, a dash, three digits (``SSE-004``, ``CONTENT-TYPE-001``)."""
-
-ALL_PROFILES: frozenset[str] = frozenset({"openai", "openai-compatible", "friendli"})
 
 Check = Callable[["CheckContext"], None]
 
@@ -103,6 +102,8 @@ class Rule:
 
     ``probes`` are the named requests whose exchanges the check reads (the runner runs only
     the probes the selected rules need); ``scan`` rules also read every other probe that ran.
+    ``traits`` select the profiles the rule belongs to by what they are (``wire=openai``,
+    ``unknown_fields=reject``; see :meth:`spec.Profile.traits`), never by name.
     ``features`` must all be claimed, else the rule is SKIPped. ``faults`` name the mock faults
     that must make this rule fail (the proof tests hold the catalog to it).
     """
@@ -115,7 +116,7 @@ class Rule:
     source: SourceKind
     check: Check = field(repr=False, compare=False)
     probes: tuple[str, ...] = ()
-    profiles: frozenset[str] = ALL_PROFILES
+    traits: tuple[str, ...] = ()
     features: tuple[str, ...] = ()
     faults: tuple[str, ...] = ()
     scan: bool = False
@@ -123,9 +124,9 @@ class Rule:
     def __post_init__(self) -> None:
         if not RULE_ID.match(self.id):
             raise ValueError(f"rule id {self.id!r} is not AREA-NNN")
-        unknown = self.profiles - ALL_PROFILES
+        unknown = set(self.traits) - spec.all_traits()
         if unknown:
-            raise ValueError(f"rule {self.id}: unknown profiles {sorted(unknown)}")
+            raise ValueError(f"rule {self.id}: no profile has the traits {sorted(unknown)}")
         for name in ("title", "requirement", "citation"):
             if not getattr(self, name).strip():
                 raise ValueError(f"rule {self.id}: empty {name}")
@@ -135,5 +136,7 @@ class Rule:
         """The ID without its number: ``CONTENT-TYPE-001`` -> ``CONTENT-TYPE``."""
         return self.id.rsplit("-", 1)[0]
 
-    def applies_to(self, profile: str) -> bool:
-        return profile in self.profiles
+    def applies_to(self, profile: spec.Profile | str) -> bool:
+        """Whether the rule belongs to ``profile`` (a profile or a shipped profile's name)."""
+        chosen = spec.get_profile(profile) if isinstance(profile, str) else profile
+        return chosen.has_traits(self.traits)

@@ -33,6 +33,5 @@ async def models(s: ProbeSession) -> None:
 
 PROBES = (
     Probe("invalid", "invalid requests from the contract, then a health check", invalid),
-    Probe("models", "GET /models", models, profiles=frozenset({"openai", "openai-compatible"}),
-          operation="models"),
+    Probe("models", "GET /models", models, operation="models"),
 )

@@ -11,7 +11,7 @@ from __future__ import annotations
 from .model import Probe, ProbeSession, first_choice
 from .prompts import OTHER_SEEDS, PROMPT_A, SAMPLING_TEMPERATURE, TOKEN_PROMPT
 
-FRIENDLI = frozenset({"friendli"})
+FRIENDLI = ("wire=friendli",)
 
 
 async def tokens_prompt(s: ProbeSession) -> None:
@@ -57,9 +57,9 @@ async def stop_tokens(s: ProbeSession) -> None:
 
 PROBES = (
     Probe("friendli-tokens", "a prompt given as FriendliAI `tokens`", tokens_prompt,
-          features=("tokens_prompt",), profiles=FRIENDLI),
+          features=("tokens_prompt",), traits=FRIENDLI),
     Probe("friendli-seeds", "seed lists, server-picked seeds and their replay", seeds,
-          features=("choice_seed",), profiles=FRIENDLI),
+          features=("choice_seed",), traits=FRIENDLI),
     Probe("stop-tokens", "a generated token id used as stop_tokens", stop_tokens,
-          features=("stop_tokens", "choice_tokens"), profiles=FRIENDLI),
+          features=("stop_tokens", "choice_tokens"), traits=FRIENDLI),
 )

@@ -54,8 +54,8 @@ def _schema_cases(prompt_field: str) -> list[tuple[str, dict[str, JSON]]]:
     ]
 
 
-def _cross_field_cases(profile: str) -> list[tuple[str, dict[str, JSON]]]:
-    if profile == "friendli":
+def _cross_field_cases(profile: spec.Profile) -> list[tuple[str, dict[str, JSON]]]:
+    if profile.wire == "friendli":
         return [
             ("prompt-and-tokens", {"tokens": [300, 301]}),
             ("seed-list-length", {"seed": [1, 2], "n": 1}),
@@ -90,14 +90,14 @@ def invalid_cases(profile: spec.Profile, model: str, prompt: str) -> list[Invali
         body = {**base, **extra}
         errors = sorted(validator.iter_errors(body), key=lambda e: list(e.path))
         if errors:
-            lenient = profile.name == "openai-compatible" and key in OPENAI_LIMITS
+            lenient = profile.openai_limits == "recommended" and key in OPENAI_LIMITS
             kind: CaseKind = "limit" if lenient else "schema"
             cases.append(InvalidCase(key, kind, body, errors[0].message))
     if profile.unknown_fields == "reject":
         body = {**base, "frobnicate": True}
         cases.append(InvalidCase("unknown-field", "unknown-field", body,
                                  "the profile rejects unknown fields"))
-    for key, extra in _cross_field_cases(profile.name):
+    for key, extra in _cross_field_cases(profile):
         if not set(extra) <= fields:
             continue
         body = {**base, **extra}

@@ -19,8 +19,6 @@ from conformance.settings import Settings
 from conformance.transport import Exchange
 from spec import JSON
 
-ALL_PROFILES = frozenset({"openai", "openai-compatible", "friendli"})
-
 
 @dataclass
 class ProbeOutcome:
@@ -55,7 +53,8 @@ class Probe:
     description: str
     run: ProbeBody = field(repr=False)
     features: tuple[str, ...] = ()
-    profiles: frozenset[str] = ALL_PROFILES
+    traits: tuple[str, ...] = ()
+    """The profile traits it needs (``wire=friendli``; see :meth:`spec.Profile.traits`)."""
     needs: tuple[str, ...] = ()
     operation: str = "completions"
 

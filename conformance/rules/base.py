@@ -13,8 +13,10 @@ API = SourceKind.API_REFERENCE
 WHATWG = SourceKind.WHATWG
 OBSERVED = SourceKind.OBSERVED
 
-OPENAI_PROFILES = frozenset({"openai", "openai-compatible"})
-FRIENDLI = frozenset({"friendli"})
+OPENAI_WIRE = ("wire=openai",)
+"""Rules of OpenAI's shapes (``echo``, ``created``, ``best_of``, ...): see ``spec/profiles``."""
+FRIENDLI_WIRE = ("wire=friendli",)
+"""Rules of FriendliAI's shapes (``tokens`` prompts, per-chunk ``token``, choice ``seed``)."""
 
 DOC = "spec/completions.yaml"
 SCHEMAS = f"{DOC}#/components/schemas"

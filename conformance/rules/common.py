@@ -23,13 +23,10 @@ from spec import JSON
 
 T = TypeVar("T")
 
-OPENAI_FINISH = frozenset({"stop", "length", "content_filter"})
-FRIENDLI_FINISH = frozenset({"stop", "length"})
-
-
 def finish_values(ctx: CheckContext) -> frozenset[str]:
-    """The finish_reason enum of the profile (FriendliAI has no content_filter)."""
-    return FRIENDLI_FINISH if ctx.profile.name == "friendli" else OPENAI_FINISH
+    """The finish_reason enum of the profile (``finish_reasons``: FriendliAI has no
+    content_filter)."""
+    return frozenset(ctx.profile.finish_reasons)
 
 
 def integer(value: JSON) -> int | None:

@@ -13,12 +13,11 @@ from conformance.check_context import CheckContext
 from conformance.model import NotApplicable, Violation
 from conformance.views import compact, joined_bytes
 
-from .base import BUGS, MUST, SCHEMAS, SPEC, rule
+from .base import BUGS, MUST, OPENAI_WIRE, SCHEMAS, SPEC, rule
 from .common import assembled, choice_of, judgeable, logprob_arrays, text_of, usage_of
 from .logprobs import tokens_spell_text
 
 ECHO = f"{SCHEMAS}/CompletionRequest/properties/echo"
-OPENAI_ONLY = frozenset({"openai", "openai-compatible"})
 
 
 def _scored_prompt(text: str, prompt: str, tokens: list) -> str | None:
@@ -49,7 +48,7 @@ def echoed_choice(ctx: CheckContext, key: str) -> tuple[str, dict]:
     requirement="With echo true, each choice's text starts with its prompt, streamed (joined "
     "chunks) and not.",
     citation=f"{ECHO}; {BUGS} #18, #24",
-    source=SPEC, probes=("echo",), profiles=OPENAI_ONLY, features=("echo",),
+    source=SPEC, probes=("echo",), traits=OPENAI_WIRE, features=("echo",),
     faults=("echo-ignored",),
 )
 def echo_prepends_prompt(ctx: CheckContext) -> None:
@@ -72,7 +71,7 @@ def echo_prepends_prompt(ctx: CheckContext) -> None:
     requirement="With echo and logprobs, token_logprobs[0] and top_logprobs[0] are null "
     "(nothing precedes the first prompt token).",
     citation=f"{ECHO}; {SCHEMAS}/LogprobsObject (FIX comments); {BUGS} #23",
-    source=SPEC, probes=("echo",), profiles=OPENAI_ONLY, features=("echo", "echo_logprobs"),
+    source=SPEC, probes=("echo",), traits=OPENAI_WIRE, features=("echo", "echo_logprobs"),
     faults=("echo-logprobs-first-not-null",),
 )
 def first_prompt_logprob_null(ctx: CheckContext) -> None:
@@ -98,7 +97,7 @@ def first_prompt_logprob_null(ctx: CheckContext) -> None:
     "token, spelling the prompt.",
     citation=f"{ECHO} (\"With logprobs, the prompt tokens get log probabilities too\"); "
     f"{BUGS} #23",
-    source=SPEC, probes=("echo",), profiles=OPENAI_ONLY, features=("echo", "echo_logprobs"),
+    source=SPEC, probes=("echo",), traits=OPENAI_WIRE, features=("echo", "echo_logprobs"),
     faults=("echo-prompt-logprobs-missing",),
 )
 def prompt_tokens_scored(ctx: CheckContext) -> None:
@@ -134,7 +133,7 @@ def prompt_tokens_scored(ctx: CheckContext) -> None:
     requirement="max_tokens 0 with echo is accepted (200): the text is exactly the prompt and "
     "completion_tokens is 0.",
     citation=f"{SCHEMAS}/MaxTokens; {BUGS} #25",
-    source=SPEC, probes=("echo",), profiles=OPENAI_ONLY,
+    source=SPEC, probes=("echo",), traits=OPENAI_WIRE,
     features=("echo", "max_tokens_zero"), faults=("max-tokens-overrun",),
 )
 def max_tokens_zero_echo(ctx: CheckContext) -> None:
@@ -161,7 +160,7 @@ def max_tokens_zero_echo(ctx: CheckContext) -> None:
     requirement="With echo and a token-id prompt of k ids (max_tokens 0, logprobs 0), the text "
     "is the prompt's text (not empty) and the logprobs hold k prompt entries.",
     citation=f"{ECHO}; {SCHEMAS}/CompletionRequest/properties/prompt; {BUGS} #18",
-    source=SPEC, probes=("vocab",), profiles=OPENAI_ONLY,
+    source=SPEC, probes=("vocab",), traits=OPENAI_WIRE,
     features=("echo", "token_prompts", "echo_logprobs", "max_tokens_zero"),
     faults=("echo-ignored", "echo-prompt-logprobs-missing"),
 )

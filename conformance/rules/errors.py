@@ -192,7 +192,7 @@ def healthy_after(ctx: CheckContext) -> None:
     "logprobs), so this is a strict-parity check.",
     citation=f"{SCHEMAS}/Logprobs; spec/profiles/openai-compatible.yaml limits; {BUGS} "
     "peer check 5 (\"treat >5 as a strict-mode check\")",
-    source=SPEC, probes=("invalid",), profiles=frozenset({"openai-compatible"}),
+    source=SPEC, probes=("invalid",), traits=("openai_limits=recommended",),
     faults=("invalid-input-200",),
 )
 def openai_limits_enforced(ctx: CheckContext) -> None:
@@ -254,7 +254,7 @@ def valid_requests_succeed(ctx: CheckContext) -> None:
     "it and most servers ignore such fields: a SHOULD (--strict enforces it).",
     citation="spec/profiles/openai.yaml unknown_fields; OpenAI's answer to one: "
     "\"Unrecognized request argument supplied\"",
-    source=SPEC, probes=("invalid",), profiles=frozenset({"openai"}),
+    source=SPEC, probes=("invalid",), traits=("unknown_fields=reject",),
     faults=("unknown-fields-ignored",),
 )
 def unknown_fields_rejected(ctx: CheckContext) -> None:

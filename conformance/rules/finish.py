@@ -41,7 +41,7 @@ def _indices_exact(view: StreamView, body: JSON) -> bool:
     source=SPEC, probes=("greedy",), faults=("finish-reason-empty-string",), scan=True,
 )
 def null_until_finish(ctx: CheckContext) -> None:
-    key_required = ctx.profile.name != "friendli"
+    key_required = ctx.profile.finish_key_on_chunks == "null"
     for label, _, view in sound_streams(ctx):
         for index, entry, payload in _entries(view):
             if key_required and "finish_reason" not in entry:

@@ -14,7 +14,7 @@ from conformance.check_context import CheckContext
 from conformance.model import NotApplicable, Violation
 from conformance.views import compact, is_finish, raw_text
 
-from .base import API, FRIENDLI, MUST, SCHEMAS, SHOULD, rule
+from .base import API, FRIENDLI_WIRE, MUST, SCHEMAS, SHOULD, rule
 from .common import (
     assembled,
     choice_of,
@@ -33,7 +33,7 @@ REQUEST = f"{SCHEMAS}/FriendliCompletionRequest/properties"
     requirement="A prompt given as `tokens` is answered 200 with prompt_tokens equal to the "
     "number of ids.",
     citation=f"{REQUEST}/tokens",
-    source=API, probes=("friendli-tokens",), profiles=FRIENDLI, features=("tokens_prompt",),
+    source=API, probes=("friendli-tokens",), traits=FRIENDLI_WIRE, features=("tokens_prompt",),
     faults=("token-prompt-rejected",),
 )
 def tokens_prompt_accepted(ctx: CheckContext) -> None:
@@ -60,7 +60,7 @@ def tokens_prompt_accepted(ctx: CheckContext) -> None:
     requirement="Every FriendliAI stream chunk that carries a sampled token's text has its id "
     "in choices[].token.",
     citation=f"{SCHEMAS}/FriendliChunkChoice/properties/token",
-    source=API, probes=("greedy",), profiles=FRIENDLI, features=("token_field",),
+    source=API, probes=("greedy",), traits=FRIENDLI_WIRE, features=("token_field",),
     faults=("token-field-missing",),
 )
 def chunks_carry_token(ctx: CheckContext) -> None:
@@ -82,7 +82,7 @@ def chunks_carry_token(ctx: CheckContext) -> None:
     "FRIENDLI-003", MUST, "A seed list sets each choice's seed",
     requirement="With seed [s0, s1] and n 2, choice k returns seed s_k.",
     citation=f"{REQUEST}/seed",
-    source=API, probes=("friendli-seeds",), profiles=FRIENDLI, features=("choice_seed",),
+    source=API, probes=("friendli-seeds",), traits=FRIENDLI_WIRE, features=("choice_seed",),
     faults=("seed-ignored",),
 )
 def seed_list_honoured(ctx: CheckContext) -> None:
@@ -103,7 +103,7 @@ def seed_list_honoured(ctx: CheckContext) -> None:
     "FRIENDLI-004", SHOULD, "A returned seed replays its choice",
     requirement="Sending the seed a choice returned reproduces that choice's text.",
     citation=f"{REQUEST}/seed (\"every choice returns the seed it used\")",
-    source=API, probes=("friendli-seeds",), profiles=FRIENDLI, features=("choice_seed",),
+    source=API, probes=("friendli-seeds",), traits=FRIENDLI_WIRE, features=("choice_seed",),
     faults=("seed-ignored",),
 )
 def seed_replays(ctx: CheckContext) -> None:
@@ -123,7 +123,7 @@ def seed_replays(ctx: CheckContext) -> None:
     citation=f"{REQUEST}/stop_tokens; FriendliAI dedicated completions API, stop_tokens "
     "(\"Stop generating further tokens when generated token corresponds to any of the tokens "
     f"in the sequence\"); {SCHEMAS}/FinishReason",
-    source=API, probes=("stop-tokens",), profiles=FRIENDLI,
+    source=API, probes=("stop-tokens",), traits=FRIENDLI_WIRE,
     features=("stop_tokens", "choice_tokens"), faults=("stop-tokens-ignored",),
 )
 def stop_tokens_honoured(ctx: CheckContext) -> None:
@@ -153,7 +153,7 @@ def stop_tokens_honoured(ctx: CheckContext) -> None:
     requirement="At temperature 0, the token ids of a stream's chunks equal the non-streamed "
     "choice's tokens.",
     citation=f"{SCHEMAS}/FriendliCompletionChoice/properties/tokens",
-    source=API, probes=("greedy",), profiles=FRIENDLI, features=("token_field", "choice_tokens"),
+    source=API, probes=("greedy",), traits=FRIENDLI_WIRE, features=("token_field", "choice_tokens"),
     faults=("stream-token-ids-differ",),
 )
 def stream_tokens_match(ctx: CheckContext) -> None:

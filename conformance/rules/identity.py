@@ -14,7 +14,7 @@ from conformance.model import Violation
 from conformance.views import StreamView, raw_text
 from spec import JSON
 
-from .base import BUGS, MUST, OPENAI_PROFILES, SCHEMAS, SPEC, rule
+from .base import BUGS, MUST, OPENAI_WIRE, SCHEMAS, SPEC, rule
 from .common import responses, sound_streams
 
 
@@ -59,7 +59,7 @@ def same_id(ctx: CheckContext) -> None:
     "IDENTITY-002", MUST, "One created per stream",
     requirement="Every chunk of an OpenAI-style stream carries the same created timestamp.",
     citation=f"{SCHEMAS}/CompletionChunk/properties/created",
-    source=SPEC, probes=("greedy",), profiles=OPENAI_PROFILES, faults=("created-changes",),
+    source=SPEC, probes=("greedy",), traits=OPENAI_WIRE, faults=("created-changes",),
     scan=True,
 )
 def same_created(ctx: CheckContext) -> None:

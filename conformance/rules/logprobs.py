@@ -21,7 +21,6 @@ from .common import assembled, choice_of, logprob_arrays, text_of
 
 LOGPROBS = f"{SCHEMAS}/Logprobs"
 OBJECT = f"{SCHEMAS}/LogprobsObject"
-STRICT_OFFSETS = frozenset({"openai", "friendli"})
 Arrays = dict[str, list[JSON]]
 
 
@@ -207,7 +206,7 @@ def _check_offsets(ctx: CheckContext, *, from_completion: bool = False) -> None:
     requirement="text_offset[i] == len(prompt) + len(''.join(tokens[:i])) (echo off), "
     "streamed and not.",
     citation=f"{OBJECT}; {BUGS} #27",
-    source=SPEC, probes=("logprobs",), profiles=STRICT_OFFSETS, features=("logprobs",),
+    source=SPEC, probes=("logprobs",), traits=("text_offsets=from_prompt",), features=("logprobs",),
     faults=("logprobs-offsets-misaligned", "logprobs-offsets-from-completion"),
 )
 def offsets_from_prompt(ctx: CheckContext) -> None:
@@ -286,7 +285,7 @@ def logprobs_not_positive(ctx: CheckContext) -> None:
     "per array: len(prompt) as OpenAI counts, or 0 as vLLM and other OpenAI-compatible "
     "servers count from the completion; any other offset is wrong.",
     citation=f"{OBJECT}; {BUGS} #27",
-    source=SPEC, probes=("logprobs",), profiles=frozenset({"openai-compatible"}),
+    source=SPEC, probes=("logprobs",), traits=("text_offsets=from_prompt_or_completion",),
     features=("logprobs",), faults=("logprobs-offsets-misaligned",),
 )
 def offsets_from_prompt_lenient(ctx: CheckContext) -> None:

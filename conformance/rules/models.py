@@ -11,7 +11,7 @@ import json
 from conformance.check_context import CheckContext
 from conformance.model import NotApplicable, Violation
 
-from .base import MUST, OPENAI_PROFILES, SCHEMAS, SHOULD, SPEC, rule
+from .base import MUST, SCHEMAS, SHOULD, SPEC, rule
 
 
 def _models(ctx: CheckContext) -> object:
@@ -29,7 +29,7 @@ def _models(ctx: CheckContext) -> object:
     requirement='GET /models answers 200 with {"object": "list", "data": [{id, object: '
     '"model", created, owned_by}, ...]}.',
     citation=f"{SCHEMAS}/ModelList",
-    source=SPEC, probes=("models",), profiles=OPENAI_PROFILES, faults=("models-shape-wrong",),
+    source=SPEC, probes=("models",), traits=("operation=models",), faults=("models-shape-wrong",),
 )
 def models_shape(ctx: CheckContext) -> None:
     body = _models(ctx)
@@ -46,7 +46,7 @@ def models_shape(ctx: CheckContext) -> None:
     "MODELS-002", SHOULD, "The model under test is listed",
     requirement="The model the completions are requested from appears in GET /models.",
     citation=f"{SCHEMAS}/ModelList",
-    source=SPEC, probes=("models",), profiles=OPENAI_PROFILES, faults=("model-unlisted",),
+    source=SPEC, probes=("models",), traits=("operation=models",), faults=("model-unlisted",),
 )
 def model_listed(ctx: CheckContext) -> None:
     body = _models(ctx)

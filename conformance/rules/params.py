@@ -14,11 +14,10 @@ from conformance.check_context import CheckContext
 from conformance.model import NotApplicable, Violation
 from conformance.views import compact
 
-from .base import BUGS, MUST, SCHEMAS, SHOULD, SPEC, rule
+from .base import BUGS, MUST, OPENAI_WIRE, SCHEMAS, SHOULD, SPEC, rule
 from .common import choice_of, choices_of, logprob_arrays, text_of, usage_of
 
 REQUEST = f"{SCHEMAS}/CompletionRequest/properties"
-OPENAI_ONLY = frozenset({"openai", "openai-compatible"})
 
 
 @rule(
@@ -26,7 +25,7 @@ OPENAI_ONLY = frozenset({"openai", "openai-compatible"})
     requirement="prompt as [int] and as [[int]] is answered 200, with prompt_tokens equal to "
     "the number of ids.",
     citation=f"{REQUEST}/prompt; {BUGS} #32",
-    source=SPEC, probes=("token-prompts",), profiles=OPENAI_ONLY, features=("token_prompts",),
+    source=SPEC, probes=("token-prompts",), traits=OPENAI_WIRE, features=("token_prompts",),
     faults=("token-prompt-rejected",),
 )
 def token_prompts_accepted(ctx: CheckContext) -> None:
@@ -142,7 +141,7 @@ def _mean(choice: dict) -> float | None:
     requirement="best_of 3 with n 1 returns the candidate with the highest mean token logprob, "
     "when the candidates are the choices the same seed gives with n 3.",
     citation=f"{REQUEST}/best_of; {BUGS} #18, #20",
-    source=SPEC, probes=("best-of",), profiles=OPENAI_ONLY, features=("best_of", "seed"),
+    source=SPEC, probes=("best-of",), traits=OPENAI_WIRE, features=("best_of", "seed"),
     faults=("best-of-ignored",),
 )
 def best_of_ranks(ctx: CheckContext) -> None:
@@ -170,7 +169,7 @@ def best_of_ranks(ctx: CheckContext) -> None:
     requirement="best_of == n is accepted (200) and returns n choices (OpenAI's text says "
     "'greater than n', yet OpenAI accepts equality).",
     citation=f"{REQUEST}/best_of; spec x-cross-field-rules best-of-at-least-n; {BUGS} #20",
-    source=SPEC, probes=("best-of",), profiles=OPENAI_ONLY, features=("best_of",),
+    source=SPEC, probes=("best-of",), traits=OPENAI_WIRE, features=("best_of",),
     faults=("best-of-equal-n-rejected",),
 )
 def best_of_equal_n(ctx: CheckContext) -> None:

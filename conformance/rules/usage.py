@@ -14,7 +14,7 @@ from conformance.check_context import CheckContext
 from conformance.model import NotApplicable, Violation
 from conformance.views import compact, is_finish, raw_text
 
-from .base import API, BUGS, FRIENDLI, MUST, OPENAI_PROFILES, SCHEMAS, SHOULD, SPEC, rule
+from .base import API, BUGS, FRIENDLI_WIRE, MUST, OPENAI_WIRE, SCHEMAS, SHOULD, SPEC, rule
 from .common import (
     choice_of,
     require_parity,
@@ -230,7 +230,7 @@ def _usage_present(ctx: CheckContext) -> None:
     "USAGE-009", MUST, "FriendliAI responses carry usage",
     requirement="A non-streamed FriendliAI completion carries usage (it is required).",
     citation=f"{SCHEMAS}/FriendliCompletionResponse",
-    source=API, probes=("greedy",), profiles=FRIENDLI, faults=("usage-missing",),
+    source=API, probes=("greedy",), traits=FRIENDLI_WIRE, faults=("usage-missing",),
 )
 def friendli_usage_present(ctx: CheckContext) -> None:
     _usage_present(ctx)
@@ -241,7 +241,7 @@ def friendli_usage_present(ctx: CheckContext) -> None:
     requirement="A non-streamed completion carries usage (optional in OpenAI's schema, always "
     "sent by OpenAI).",
     citation=f"{SCHEMAS}/CompletionResponse/properties/usage",
-    source=API, probes=("greedy",), profiles=OPENAI_PROFILES, faults=("usage-missing",),
+    source=API, probes=("greedy",), traits=OPENAI_WIRE, faults=("usage-missing",),
 )
 def openai_usage_present(ctx: CheckContext) -> None:
     _usage_present(ctx)
@@ -253,7 +253,7 @@ def openai_usage_present(ctx: CheckContext) -> None:
     '"usage": null (OpenAI: "All other chunks will also include a usage field, but with a '
     'null value").',
     citation=f"{INCLUDE_USAGE}; spec/profiles/openai.yaml stream.usage_key_on_chunks",
-    source=API, probes=("greedy",), profiles=frozenset({"openai"}),
+    source=API, probes=("greedy",), traits=("usage_key_on_chunks=null",),
     features=("include_usage",), faults=("usage-key-missing-on-chunks",),
 )
 def usage_null_elsewhere(ctx: CheckContext) -> None:

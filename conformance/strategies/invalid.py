@@ -85,7 +85,7 @@ def _mutations(profile: spec.Profile) -> list[tuple[str, JSON, str]]:
     limit = profile.limits.get("logprobs")
     if limit is not None:
         table.append(("logprobs", limit + 100, f"logprobs above {limit}"))
-    if profile.name == "friendli":
+    if profile.wire == "friendli":
         table.append(("stop", "x", "stop as a bare string (FriendliAI takes a list)"))
     return [(name, value, reason) for name, value, reason in table if name in fields]
 

@@ -73,7 +73,7 @@ def stop_sequences(profile: str = "openai") -> st.SearchStrategy[JSON]:
     resolved = check_profile(profile)
     limit = resolved.limits.get("stop") or 4
     as_list = st.lists(st.sampled_from(_STOPS), min_size=1, max_size=limit, unique=True)
-    if resolved.name == "friendli":
+    if resolved.wire == "friendli":
         return as_list
     return st.one_of(st.sampled_from(_STOPS), as_list)
 

@@ -38,9 +38,12 @@ def test_rule_ids_must_be_area_number() -> None:
     assert make_rule("CONTENT-TYPE-003").area == "CONTENT-TYPE"
 
 
-def test_rules_need_profiles_they_know() -> None:
-    with pytest.raises(ValueError, match="unknown profiles"):
-        Rule("X-001", Level.MUST, "t", "r", "c", SourceKind.SPEC, _noop, profiles=frozenset({"x"}))
+def test_rules_select_profiles_by_traits_some_profile_has() -> None:
+    with pytest.raises(ValueError, match="no profile has the traits"):
+        Rule("X-001", Level.MUST, "t", "r", "c", SourceKind.SPEC, _noop, traits=("wire=x",))
+    friendli_only = Rule("X-001", Level.MUST, "t", "r", "c", SourceKind.SPEC, _noop,
+                         traits=("wire=friendli",))
+    assert friendli_only.applies_to("friendli") and not friendli_only.applies_to("openai")
 
 
 def test_select_by_id_and_glob_case_insensitively() -> None:
