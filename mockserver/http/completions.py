@@ -13,13 +13,13 @@ bytes: only the media type and size checks run again, and a fresh ``id`` / ``cre
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
+import threading
+from collections.abc import Callable, Iterator
+from typing import TypeVar
 
 from aiohttp import web
 
-from reference_engine import Engine
 from reference_engine.errors import InvalidRequestError
-from reference_engine.request import GenerationRequest
 from reference_engine.results import Completion, Event, UsageEvent
 from spec import JSON
 
@@ -36,8 +36,10 @@ from ..wire import (
     stream_chunks,
     stream_frames,
 )
+from . import work
 from .body import parse_json, read_body
 from .cache import Answer, AnswerKey, CacheKey
+from .prompt_size import check_prompt_chars
 from .ratelimit import Admission
 from .state import (
     CACHE,
@@ -46,16 +48,18 @@ from .state import (
     ENGINE,
     LATENCY,
     LIMITER,
+    OFFLOAD,
     REQUEST_STATE,
     RequestState,
     validator,
 )
-from .streaming import send_stream
+from .streaming import OffLoop, send_stream
+from .work import heavy_answer
 
 JSON_TYPE = "application/json"
-INLINE_WORK = 256
-"""Non-streamed requests generating more tokens than this run in a worker thread, so one
-large request does not hold the event loop (the engine is thread-safe)."""
+OFF_LOOP_BODY_BYTES = 64 * 1024
+"""Bodies larger than this are parsed and validated on the engine's threads (``offload``)."""
+T = TypeVar("T")
 
 
 async def completions(request: web.Request) -> web.StreamResponse:
@@ -69,16 +73,24 @@ async def completions(request: web.Request) -> web.StreamResponse:
     answer_key: AnswerKey | None = None
     try:
         raw = await read_body(request, max_bytes=app[CONFIG].max_body_bytes,
-                              invalid_status=checker.status)
+                              invalid_status=checker.status,
+                              read_timeout=app[CONFIG].read_timeout)
         if not state.faults and not chaos.enabled and LIMITER not in app:
             answer_key = app[CACHE].answer_key(checker.profile, raw)
             answer = app[CACHE].answer(answer_key)
             if answer is not None:
                 return await _answer(request, answer)
-        body = parse_json(raw, checker.status)
+        large = len(raw) > OFF_LOOP_BODY_BYTES
+        if large:
+            body = await _off_loop(request, lambda stop: parse_json(raw, checker.status))
+        else:
+            body = parse_json(raw, checker.status)
         ctx.body = body if isinstance(body, dict) else None
         ctx.stream = isinstance(body, dict) and body.get("stream") is True
-        checker.validate(body)
+        if large:
+            await _off_loop(request, lambda stop: checker.validate(body))
+        else:
+            checker.validate(body)
     except ApiError as raised:
         error = raised
     state.add_fault(chaos.pick(ticket, ctx, invalid=error is not None))
@@ -87,6 +99,7 @@ async def completions(request: web.Request) -> web.StreamResponse:
         raise verdict.error
     valid = body if verdict.body is body and error is None else checker.validate(verdict.body)
     valid = integral_numbers(valid)
+    check_prompt_chars(valid, app[CONFIG].max_prompt_chars, checker)
     ctx.body = valid
     params = state.faults.alter_body(dict(valid), ctx)
     options = WireOptions.from_body(params, profile=checker.profile)
@@ -119,17 +132,21 @@ async def _answer(request: web.Request, answer: Answer) -> web.Response:
 async def _complete(request: web.Request, state: RequestState, params: dict[str, JSON],
                     key: CacheKey | None, identity: Identity,
                     options: WireOptions, *, answer_key: AnswerKey | None = None) -> web.Response:
-    completion = await _completion(request.app, state, params, key)
-    body = completion_body(completion, identity, profile=state.route.profile,
-                           suffix=options.suffix)
-    altered = state.faults.alter_payload(body, state.ctx)
+    completion = await _completion(request, state, params, key)
+
+    def render(stop: object = None) -> bytes:
+        body = completion_body(completion, identity, profile=state.route.profile,
+                               suffix=options.suffix)
+        altered = state.faults.alter_payload(body, state.ctx)
+        return sse.encode_json(body if altered is None else altered)
+
+    encoded = await _off_loop(request, render) if heavy_answer(completion) else render()
     delay = request.app[LATENCY].whole(completion.usage.completion_tokens)
     if delay > 0:
         await asyncio.sleep(delay)
     _charge(request, state.admission, completion.usage.prompt_tokens
             + completion.usage.completion_tokens)
     headers = state.faults.alter_headers({"Content-Type": JSON_TYPE}, state.ctx)
-    encoded = sse.encode_json(body if altered is None else altered)
     if answer_key is not None:
         prefix = identity_prefix(identity, profile=state.route.profile)
         if encoded.startswith(prefix):
@@ -138,18 +155,24 @@ async def _complete(request: web.Request, state: RequestState, params: dict[str,
     return web.Response(body=encoded, headers=headers)
 
 
-async def _completion(app: web.Application, state: RequestState, params: dict[str, JSON],
+async def _completion(request: web.Request, state: RequestState, params: dict[str, JSON],
                       key: CacheKey | None) -> Completion:
-    cache, engine = app[CACHE], app[ENGINE]
+    cache, engine = request.app[CACHE], request.app[ENGINE]
     completion = cache.completion(key)
     if completion is None:
         generation = build_request(params, profile=state.route.profile)
-        if _work(generation, engine) > INLINE_WORK:
-            completion = await asyncio.to_thread(engine.complete, generation)
+        if work.off_loop(generation, engine):
+            completion = await _off_loop(
+                request, lambda stop: work.complete(engine, generation, stop))
         else:
             completion = engine.complete(generation)
         cache.keep_completion(key, completion)
     return completion
+
+
+async def _off_loop(request: web.Request, job: Callable[[threading.Event], T]) -> T:
+    """``job`` on the engine's threads, within the request's budget (see ``offload``)."""
+    return await request.app[OFFLOAD].run(request, job, budget=request.app[CONFIG].request_budget)
 
 
 async def _stream(request: web.Request, state: RequestState, params: dict[str, JSON],
@@ -158,15 +181,22 @@ async def _stream(request: web.Request, state: RequestState, params: dict[str, J
     cache, engine = request.app[CACHE], request.app[ENGINE]
     replay = cache.events(key)
     source: Iterator[Event]
+    large = False
     if replay is not None:
         source = events = iter(replay)
     else:  # engine.stream validates eagerly: it raises before any byte is sent
-        source = engine.stream(build_request(params, profile=state.route.profile))
+        generation = build_request(params, profile=state.route.profile)
+        if work.off_loop(generation, engine):  # tokenizing all prompts is the eager part
+            source = await _off_loop(request, lambda stop: engine.stream(generation))
+            large = True
+        else:
+            source = engine.stream(generation)
         events = cache.recording(key, source)
     usage: list[int] = []
     latency = request.app[LATENCY]
     frames: Iterator[sse.Frame | bytes]
-    if not state.faults and not latency.enabled:  # nothing needs the chunks: straight to bytes
+    plain = not state.faults and not latency.enabled
+    if plain:  # nothing needs the chunks: straight to bytes
         frames = stream_frames(_tap_usage(events, usage), identity, profile=state.route.profile,
                                include_usage=options.include_usage, logprobs=options.logprobs,
                                suffix=options.suffix)
@@ -183,9 +213,20 @@ async def _stream(request: web.Request, state: RequestState, params: dict[str, J
     )
     response = await send_stream(request, frames, headers=headers, faults=state.faults,
                                  ctx=state.ctx, latency=latency,
-                                 close=getattr(source, "close", _nothing))
+                                 close=getattr(source, "close", _nothing),
+                                 off_loop=_batches(request) if large and plain else None)
     _charge(request, state.admission, sum(usage))
     return response
+
+
+def _batches(request: web.Request) -> OffLoop:
+    """How ``send_stream`` draws events on the engine's threads, within the request's budget."""
+    offload, budget = request.app[OFFLOAD], request.app[CONFIG].request_budget
+
+    async def run(job: Callable[[threading.Event], list[bytes]], spent: float) -> list[bytes]:
+        return await offload.run(request, job, budget=max(0.001, budget - spent))
+
+    return run
 
 
 def _nothing() -> None:
@@ -197,13 +238,6 @@ def _tap_usage(events: Iterator[Event], usage: list[int]) -> Iterator[Event]:
         if isinstance(event, UsageEvent):
             usage.append(event.usage.total_tokens)
         yield event
-
-
-def _work(generation: GenerationRequest, engine: Engine) -> int:
-    per_choice = generation.max_tokens
-    if per_choice is None:
-        per_choice = generation.max_total_tokens or engine.context_length
-    return len(generation.prompts) * generation.candidates * per_choice
 
 
 def _charge(request: web.Request, admission: Admission | None, tokens: int) -> None:

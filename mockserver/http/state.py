@@ -14,6 +14,7 @@ from ..validation import RequestValidator
 from ..wire.profiles import WireProfile
 from .cache import ResultCache
 from .latency import Latency
+from .offload import Offload
 from .ratelimit import Admission, RateLimiter
 
 
@@ -49,6 +50,7 @@ FAULT_MEMORY = web.AppKey("fault_memory", dict)  # FaultContext.memory: faults s
 LATENCY = web.AppKey("latency", Latency)
 LIMITER = web.AppKey("limiter", RateLimiter)
 CACHE = web.AppKey("cache", ResultCache)
+OFFLOAD = web.AppKey("offload", Offload)
 REQUEST_STATE = web.RequestKey("mock_state", RequestState)
 
 

@@ -18,6 +18,7 @@ from typing import Any
 from aiohttp import web
 
 from mockserver import MockConfig, create_app
+from mockserver.serve import runner_options
 from reference_engine import Engine
 
 ENGINE = Engine()
@@ -29,7 +30,8 @@ class LiveServer:
     """``create_app(config)`` served on 127.0.0.1 (a free port) from a background thread."""
 
     def __init__(self, config: MockConfig | None = None, *, app: web.Application | None = None):
-        self.app = app if app is not None else create_app(config or MockConfig(), engine=ENGINE)
+        self.config = config or MockConfig()
+        self.app = app if app is not None else create_app(self.config, engine=ENGINE)
         self.loop = asyncio.new_event_loop()
         self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
         self.runner: web.AppRunner | None = None
@@ -48,7 +50,8 @@ class LiveServer:
         self.loop.close()
 
     async def _start(self) -> None:
-        self.runner = web.AppRunner(self.app, access_log=None, shutdown_timeout=1.0)
+        options = {**runner_options(self.config), "shutdown_timeout": 1.0}
+        self.runner = web.AppRunner(self.app, **options)
         await self.runner.setup()
         site = web.TCPSite(self.runner, "127.0.0.1", 0)
         await site.start()
