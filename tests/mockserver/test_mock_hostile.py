@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 from mock_live import ENGINE, MODEL, LiveServer
 
+from mockserver import sse
 from mockserver.http import work
 from mockserver.http.offload import Offload
 from mockserver.http.state import OFFLOAD
@@ -207,3 +208,21 @@ def test_unseeded_prompts_share_their_seeds_as_in_the_single_call() -> None:
     choices = work.complete(ENGINE, generation, threading.Event()).choices
     assert [c.seed for c in choices[:2]] == [c.seed for c in choices[2:4]]
     assert [c.text for c in choices[:2]] == [c.text for c in choices[4:6]]
+
+
+@pytest.mark.parametrize("choices", [0, 1, 3])
+def test_encoding_by_choice_gives_the_same_bytes(choices: int) -> None:
+    body = {"id": "cmpl-1", "object": "text_completion", "created": 1, "model": MODEL,
+            "choices": [{"index": i, "text": f'say "choices":[] {i}\n', "logprobs": None}
+                        for i in range(choices)], "usage": {"total_tokens": 3}}
+    assert sse.encode_json_by_choice(body) == sse.encode_json(body)
+
+
+def test_a_large_answer_written_in_pieces_is_the_whole_body(server: LiveServer) -> None:
+    body = {"model": MODEL, "prompt": [" ".join(["word"] * 300)] * 40, "echo": True,
+            "logprobs": 5, "max_tokens": 0, "temperature": 0}
+    reply = server.post("/v1/completions", body, timeout=WAIT * 3)
+    assert reply.status == 200 and reply.complete
+    assert int(reply.headers["content-length"]) == len(reply.data) > 1 << 20
+    assert "transfer-encoding" not in reply.headers
+    assert len(reply.json()["choices"]) == 40
