@@ -26,6 +26,7 @@ from spec import JSON
 from .. import sse
 from ..errors import ApiError
 from ..faults import Verdict
+from ..validation import RequestValidator
 from ..wire import (
     Identity,
     WireOptions,
@@ -74,6 +75,7 @@ async def completions(request: web.Request) -> web.StreamResponse:
     body: JSON = None
     error: ApiError | None = None
     answer_key: AnswerKey | None = None
+    large = False
     try:
         raw = await read_body(request, max_bytes=app[CONFIG].max_body_bytes,
                               invalid_status=checker.status,
@@ -101,25 +103,39 @@ async def completions(request: web.Request) -> web.StreamResponse:
     if verdict.error is not None:
         raise verdict.error
     valid = body if verdict.body is body and error is None else checker.validate(verdict.body)
-    valid = integral_numbers(valid)
-    check_prompt_chars(valid, app[CONFIG].max_prompt_chars, checker)
+    max_chars = app[CONFIG].max_prompt_chars
+    if large:
+        valid = await _off_loop(request, lambda stop: _prepared(valid, max_chars, checker))
+    else:
+        valid = _prepared(valid, max_chars, checker)
     ctx.body = valid
     params = state.faults.alter_body(dict(valid), ctx)
     options = WireOptions.from_body(params, profile=checker.profile)
     engine = app[ENGINE]
-    key = app[CACHE].key(checker.profile, params)
+    if large:  # canonical JSON of a large body
+        key = await _off_loop(request, lambda stop: app[CACHE].key(checker.profile, params))
+    else:
+        key = app[CACHE].key(checker.profile, params)
     identity = Identity.new(
         model=valid["model"],
         system_fingerprint=engine.fingerprint if checker.profile == "openai" else None,
     )
     try:
         if options.stream:
-            return await _stream(request, state, params, key, identity, options)
-        return await _complete(request, state, params, key, identity, options,
+            return await _stream(request, state, params, key, identity, options, large=large)
+        return await _complete(request, state, params, key, identity, options, large=large,
                                answer_key=answer_key if key is not None and not state.faults
                                else None)
     except InvalidRequestError as engine_error:
         raise checker.engine_error(engine_error) from None
+
+
+def _prepared(valid: dict[str, JSON], max_chars: int,
+              checker: RequestValidator) -> dict[str, JSON]:
+    """Integral numbers as ints, and the prompt size bounded (walks the whole body)."""
+    prepared = integral_numbers(valid)
+    check_prompt_chars(prepared, max_chars, checker)
+    return prepared
 
 
 async def _answer(request: web.Request, answer: Answer) -> web.Response:
@@ -134,9 +150,9 @@ async def _answer(request: web.Request, answer: Answer) -> web.Response:
 
 async def _complete(request: web.Request, state: RequestState, params: dict[str, JSON],
                     key: CacheKey | None, identity: Identity,
-                    options: WireOptions, *,
+                    options: WireOptions, *, large: bool = False,
                     answer_key: AnswerKey | None = None) -> web.StreamResponse:
-    completion = await _completion(request, state, params, key)
+    completion = await _completion(request, state, params, key, large=large)
     heavy = heavy_answer(completion)
 
     def render(stop: object = None) -> bytes:
@@ -181,11 +197,16 @@ async def _send_in_pieces(request: web.Request, encoded: bytes,
 
 
 async def _completion(request: web.Request, state: RequestState, params: dict[str, JSON],
-                      key: CacheKey | None) -> Completion:
+                      key: CacheKey | None, *, large: bool) -> Completion:
     cache, engine = request.app[CACHE], request.app[ENGINE]
     completion = cache.completion(key)
-    if completion is None:
-        generation = build_request(params, profile=state.route.profile)
+    profile = state.route.profile
+    if completion is None and large:  # the wire conversion walks every prompt too
+        completion = await _off_loop(request, lambda stop: work.complete(
+            engine, build_request(params, profile=profile), stop))
+        cache.keep_completion(key, completion)
+    elif completion is None:
+        generation = build_request(params, profile=profile)
         if work.off_loop(generation, engine):
             completion = await _off_loop(
                 request, lambda stop: work.complete(engine, generation, stop))
@@ -202,20 +223,24 @@ async def _off_loop(request: web.Request, job: Callable[[threading.Event], T]) -
 
 async def _stream(request: web.Request, state: RequestState, params: dict[str, JSON],
                   key: CacheKey | None, identity: Identity,
-                  options: WireOptions) -> web.StreamResponse:
+                  options: WireOptions, *, large: bool = False) -> web.StreamResponse:
     cache, engine = request.app[CACHE], request.app[ENGINE]
     replay = cache.events(key)
     source: Iterator[Event]
-    large = False
+    profile = state.route.profile
     if replay is not None:
         source = events = iter(replay)
     else:  # engine.stream validates eagerly: it raises before any byte is sent
-        generation = build_request(params, profile=state.route.profile)
-        if work.off_loop(generation, engine):  # tokenizing all prompts is the eager part
-            source = await _off_loop(request, lambda stop: engine.stream(generation))
-            large = True
+        if large:  # the wire conversion walks every prompt
+            source = await _off_loop(request, lambda stop: engine.stream(
+                build_request(params, profile=profile)))
         else:
-            source = engine.stream(generation)
+            generation = build_request(params, profile=profile)
+            large = work.off_loop(generation, engine)
+            if large:  # tokenizing all prompts is the eager part
+                source = await _off_loop(request, lambda stop: engine.stream(generation))
+            else:
+                source = engine.stream(generation)
         events = cache.recording(key, source)
     usage: list[int] = []
     latency = request.app[LATENCY]

@@ -50,6 +50,13 @@ def _malloc_trim() -> Callable[[int], int] | None:
 _MALLOC_TRIM = _malloc_trim()
 
 
+def _release_memory() -> None:
+    """Collect what the job left in cycles (GC was off while it ran), then trim the C heap."""
+    gc.collect()
+    if _MALLOC_TRIM is not None:
+        _MALLOC_TRIM(0)
+
+
 class Stopped(Exception):
     """Raised inside a job whose stop flag was set; the job's result is not wanted."""
 
@@ -116,8 +123,8 @@ class Offload:
                 future.add_done_callback(_swallow)
 
     def _trim(self) -> None:
-        if not self._closed and _MALLOC_TRIM is not None:
-            self._pool.submit(_MALLOC_TRIM, 0)
+        if not self._closed:
+            self._pool.submit(_release_memory)
 
     def close(self) -> None:
         """Stop every job and the pool (without waiting: the jobs notice their flags)."""

@@ -226,3 +226,23 @@ def test_a_large_answer_written_in_pieces_is_the_whole_body(server: LiveServer) 
     assert int(reply.headers["content-length"]) == len(reply.data) > 1 << 20
     assert "transfer-encoding" not in reply.headers
     assert len(reply.json()["choices"]) == 40
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_a_large_body_is_answered_as_a_small_one_is(server: LiveServer, stream: bool) -> None:
+    """Over 64 KiB the body is parsed, validated and converted on a thread: same answer."""
+    padding = "x" * (70 * 1024)
+    body = {"model": MODEL, "prompt": ["Hello there", padding[:10]], "max_tokens": 3,
+            "seed": 5, "stream": stream}
+    small = server.post("/v1/completions", body)
+    large = server.post("/v1/completions", {**body, "stream_options": {"pad": padding}}
+                        if stream else {**body, "user": padding})
+    assert small.status == large.status == 200
+    if stream:
+        def texts(reply: Any) -> list[Any]:
+            return [c["choices"] for c in reply.chunks()[:-1]]
+        assert texts(small) == texts(large)
+    else:
+        assert small.json()["choices"] == large.json()["choices"]
+    bad = server.post("/v1/completions", {**body, "user": padding, "max_tokens": 5000})
+    assert bad.status == 400 and bad.error["param"] == "max_tokens"
