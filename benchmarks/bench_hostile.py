@@ -321,6 +321,8 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--json", metavar="FILE", help="also write the results as JSON")
     parser.add_argument("--probe-ms", type=float, default=10.0)
+    parser.add_argument("--rounds", type=int, default=2,
+                        help="times the mix is run (RSS after each shows whether it grows)")
     args = parser.parse_args()
     BOMB.append(_bomb())
     process, port = _start("--rate-limit-rpm", "1000")
@@ -328,9 +330,13 @@ def main() -> int:
         asyncio.run(_warm_up(port))
         time.sleep(0.5)
         rss_before = _rss_mb(process.pid)
-        phases = asyncio.run(_mix(port, args.probe_ms / 1000.0, process.pid))
-        time.sleep(1.0)
-        rss_after = _rss_mb(process.pid)
+        phases: list[Phase] = []
+        rss_rounds = []
+        for _ in range(args.rounds):
+            phases += asyncio.run(_mix(port, args.probe_ms / 1000.0, process.pid))
+            time.sleep(1.0)
+            rss_rounds.append(round(_rss_mb(process.pid), 1))
+        rss_after = rss_rounds[-1]
         stop_seconds = asyncio.run(_stop_time(process, port))
     finally:
         if process.poll() is None:
@@ -346,6 +352,7 @@ def main() -> int:
         "health_max_ms": round(every[-1], 2),
         "rss_before_mb": round(rss_before, 1),
         "rss_after_mb": round(rss_after, 1),
+        "rss_after_each_round_mb": rss_rounds,
         "sigterm_stop_s": round(stop_seconds, 2),
         "exit_code": process.returncode,
     }
@@ -365,7 +372,8 @@ def _print(result: dict[str, Any]) -> None:
               f"{row['health_max_ms']!s:>7} {row['seconds']:>6} {row['rss_after_mb']:>7}")
     print(f"/health overall: p50 {result['health_p50_ms']} ms, p99 {result['health_p99_ms']} ms, "
           f"max {result['health_max_ms']} ms; 5xx (other than 503): {result['server_errors']}")
-    print(f"RSS: {result['rss_before_mb']} MB before, {result['rss_after_mb']} MB after; "
+    print(f"RSS: {result['rss_before_mb']} MB before, after each round "
+          f"{result['rss_after_each_round_mb']} MB; "
           f"SIGTERM stop: {result['sigterm_stop_s']} s (exit {result['exit_code']})")
 
 
