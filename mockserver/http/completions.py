@@ -42,6 +42,7 @@ from .body import parse_json, read_body
 from .cache import Answer, AnswerKey, CacheKey
 from .prompt_size import check_prompt_chars
 from .ratelimit import Admission
+from .render import render_by_choice
 from .state import (
     CACHE,
     CHAOS,
@@ -156,6 +157,9 @@ async def _complete(request: web.Request, state: RequestState, params: dict[str,
     heavy = heavy_answer(completion)
 
     def render(stop: object = None) -> bytes:
+        if heavy and not state.faults:
+            return render_by_choice(completion, identity, profile=state.route.profile,
+                                    suffix=options.suffix)
         body = completion_body(completion, identity, profile=state.route.profile,
                                suffix=options.suffix)
         altered = state.faults.alter_payload(body, state.ctx)

@@ -21,7 +21,9 @@ from mock_live import ENGINE, MODEL, LiveServer
 from mockserver import sse
 from mockserver.http import work
 from mockserver.http.offload import Offload
+from mockserver.http.render import render_by_choice
 from mockserver.http.state import OFFLOAD
+from mockserver.wire import Identity, completion_body
 from reference_engine.errors import ContextLengthError
 from reference_engine.request import GenerationRequest
 from reference_engine.sampling import SamplingParams
@@ -246,3 +248,12 @@ def test_a_large_body_is_answered_as_a_small_one_is(server: LiveServer, stream: 
         assert small.json()["choices"] == large.json()["choices"]
     bad = server.post("/v1/completions", {**body, "user": padding, "max_tokens": 5000})
     assert bad.status == 400 and bad.error["param"] == "max_tokens"
+
+
+@pytest.mark.parametrize("profile", ["openai", "friendli"])
+@pytest.mark.parametrize("suffix", [None, " END"])
+def test_rendering_by_choice_gives_the_same_bytes(profile: str, suffix: str | None) -> None:
+    completion = ENGINE.complete(_request(seed=3, n=2, echo=True, logprobs=2))
+    identity = Identity.new(model=MODEL, system_fingerprint="fp" if profile == "openai" else None)
+    whole = sse.encode_json(completion_body(completion, identity, profile=profile, suffix=suffix))
+    assert render_by_choice(completion, identity, profile=profile, suffix=suffix) == whole
