@@ -61,9 +61,11 @@ def _parser() -> argparse.ArgumentParser:
         help="uniform +/- jitter added to every simulated delay, in milliseconds")
     add("--latency-seed", type=int, default=0, help="seed of the latency jitter RNG (default 0)")
     add("--rate-limit-rpm", type=int, default=None, metavar="N",
-        help="requests per minute per API key (or per client address); 429 beyond it")
+        help="requests per minute per configured API key (else per client address; other "
+        "Bearer tokens get no bucket of their own); 429 beyond it")
     add("--rate-limit-tpm", type=int, default=None, metavar="N",
-        help="prompt + completion tokens per minute per API key (or client); 429 beyond it")
+        help="prompt + completion tokens per minute per configured API key (else per client "
+        "address); 429 beyond it")
     add("--max-body-bytes", type=int, default=DEFAULT_MAX_BODY_BYTES, metavar="N",
         help="largest accepted request body in bytes; larger ones get 413 "
         f"(default {DEFAULT_MAX_BODY_BYTES})")

@@ -5,7 +5,7 @@ invalid-request statuses of the routes (400 OpenAI, 422 FriendliAI) for bodies t
 UTF-8 JSON. ``NaN`` and ``Infinity`` are not JSON and are rejected too, and so are bodies whose
 ``Content-Encoding`` does not decode and JSON nested deeper than :data:`MAX_DEPTH` (everything
 downstream walks bodies recursively; no valid request comes near that depth). A
-refused body is not read further (:func:`_stop_reading`): a compressed one is never inflated
+refused body is not parsed further (:func:`_discard_rest`): a compressed one is never inflated
 past ``--max-body-bytes``.
 """
 
@@ -61,15 +61,16 @@ async def read_body(request: web.Request, *, max_bytes: int, invalid_status: int
                        code="unsupported_media_type")
     length = request.content_length
     if length is not None and length > max_bytes:
-        _stop_reading(request)
+        _discard_rest(request)
         raise _too_large(max_bytes)
     try:
         raw = await _read(request, read_timeout)
     except web.HTTPRequestEntityTooLarge:
-        _stop_reading(request)
+        _discard_rest(request)
         raise _too_large(max_bytes) from None
     except asyncio.TimeoutError:
-        _stop_reading(request)
+        _discard_rest(request)
+        request.content.feed_eof()  # and close right after the answer: the client is too slow
         raise ApiError(408, f"The request body did not arrive within {read_timeout:g} s; send it "
                        "at once, or start the mock with a larger --read-timeout.",
                        code="request_timeout") from None
@@ -92,18 +93,19 @@ async def _read(request: web.Request, timeout: float | None) -> bytes:
     return await asyncio.wait_for(request.read(), timeout)
 
 
-def _stop_reading(request: web.Request) -> None:
-    """Read nothing more of this connection: answer, then close it.
+def _discard_rest(request: web.Request) -> None:
+    """Parse nothing more of this connection: answer, discard what still arrives, then close.
 
-    aiohttp otherwise keeps reading (and inflating, for ``Content-Encoding: gzip``) the rest of
-    a refused body for up to its lingering time after the answer, so a small gzip bomb costs
-    seconds of CPU on the event loop after its 413. Marking the connection as closing makes
-    aiohttp drop further bytes unread; ending the payload skips the lingering read.
+    aiohttp otherwise keeps feeding the rest of a refused body to its parser (inflating it, for
+    ``Content-Encoding: gzip``) for up to its lingering time after the answer, so a small gzip
+    bomb cost seconds of CPU on the event loop after its 413. A connection marked as closing
+    has further bytes dropped unparsed; aiohttp still waits its lingering time before closing,
+    so a client that is still sending can finish and read the answer (closing at once would
+    reset the connection under it).
     """
     protocol = request.protocol
     if protocol is not None:
         protocol.close()
-    request.content.feed_eof()
 
 
 def parse_json(raw: bytes, invalid_status: int) -> JSON:

@@ -221,8 +221,16 @@ async def _completion(request: web.Request, state: RequestState, params: dict[st
 
 
 async def _off_loop(request: web.Request, job: Callable[[threading.Event], T]) -> T:
-    """``job`` on the engine's threads, within the request's budget (see ``offload``)."""
-    return await request.app[OFFLOAD].run(request, job, budget=request.app[CONFIG].request_budget)
+    """``job`` on the engine's threads, within what is left of the request's budget (all its
+    jobs together: parsing, validation, generation, rendering; see ``offload``)."""
+    state, loop = request[REQUEST_STATE], asyncio.get_running_loop()
+    started = loop.time()
+    try:
+        return await request.app[OFFLOAD].run(request, job,
+                                              budget=request.app[CONFIG].request_budget,
+                                              spent=state.engine_seconds)
+    finally:
+        state.engine_seconds += loop.time() - started
 
 
 async def _stream(request: web.Request, state: RequestState, params: dict[str, JSON],
@@ -275,10 +283,9 @@ async def _stream(request: web.Request, state: RequestState, params: dict[str, J
 
 def _batches(request: web.Request) -> OffLoop:
     """How ``send_stream`` draws events on the engine's threads, within the request's budget."""
-    offload, budget = request.app[OFFLOAD], request.app[CONFIG].request_budget
 
-    async def run(job: Callable[[threading.Event], list[bytes]], spent: float) -> list[bytes]:
-        return await offload.run(request, job, budget=max(0.001, budget - spent))
+    async def run(job: Callable[[threading.Event], list[bytes]]) -> list[bytes]:
+        return await _off_loop(request, job)
 
     return run
 

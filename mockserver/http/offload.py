@@ -90,8 +90,9 @@ class Offload:
                     gc.enable()
 
     async def run(self, request: web.Request, job: Callable[[threading.Event], T], *,
-                  budget: float) -> T:
-        """``job(stop)`` on a worker thread; stopped when the client goes or ``budget`` runs out.
+                  budget: float, spent: float = 0.0) -> T:
+        """``job(stop)`` on a worker thread; stopped when the client goes or the request's
+        ``budget`` (of which earlier jobs have ``spent`` some) runs out.
 
         Raises ``ConnectionError`` when the client left (nothing is answered) and the 503
         :class:`ApiError` when the budget is spent.
@@ -103,7 +104,7 @@ class Offload:
         self._stops.add(stop)
         future = loop.run_in_executor(self._pool, self._call, job, stop)
         started = loop.time()
-        deadline = started + budget
+        deadline = started + budget - spent
         try:
             while True:
                 left = deadline - loop.time()

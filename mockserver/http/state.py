@@ -35,6 +35,8 @@ class RequestState:
     ctx: FaultContext
     admission: Admission | None = None
     chaos_ticket: int | None = None
+    engine_seconds: float = 0.0
+    """Time spent waiting for this request's jobs on the engine's threads (its budget)."""
     notes: dict[str, str] = field(default_factory=dict)
 
     def add_fault(self, fault: Fault | None) -> None:

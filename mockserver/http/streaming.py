@@ -26,8 +26,8 @@ from .latency import Latency
 from .offload import check
 
 log = logging.getLogger("mockserver")
-OffLoop = Callable[[Callable[[threading.Event], list[bytes]], float], Awaitable[list[bytes]]]
-"""``run(job, spent)``: ``job(stop)`` on a worker thread, given the engine time spent so far."""
+OffLoop = Callable[[Callable[[threading.Event], list[bytes]]], Awaitable[list[bytes]]]
+"""``run(job)``: ``job(stop)`` on a worker thread, within the request's budget."""
 YIELD_EVERY = 4
 """Without simulated latency, give other requests the event loop every this many events."""
 
@@ -140,12 +140,8 @@ async def _pump(frames: Iterator[Frame | bytes], write: Write, latency: Latency,
 
 async def _pump_off_loop(frames: Iterator[bytes], write: Write, off_loop: OffLoop) -> None:
     """Draw ``YIELD_EVERY`` events at a time on a worker thread, and write each batch."""
-    loop = asyncio.get_running_loop()
-    spent = 0.0
     while True:
-        started = loop.time()
-        batch = await off_loop(lambda stop: _take(frames, stop), spent)
-        spent += loop.time() - started
+        batch = await off_loop(lambda stop: _take(frames, stop))
         if not batch:
             return
         await write(b"".join(batch))

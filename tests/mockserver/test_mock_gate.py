@@ -171,7 +171,9 @@ def test_config_errors_name_the_flag() -> None:
         ({"ttft_ms": -1}, "--ttft-ms"), ({"rate_limit_rpm": 0}, "--rate-limit-rpm"),
         ({"chaos_probability": 2}, "--chaos-probability"), ({"port": -1}, "--port"),
         ({"workers": 0}, "--workers"), ({"max_body_bytes": 0}, "--max-body-bytes"),
-        ({"api_keys": ("",)}, "--api-key"),
+        ({"api_keys": ("",)}, "--api-key"), ({"read_timeout": 0}, "--read-timeout"),
+        ({"idle_timeout": -1}, "--idle-timeout"), ({"request_budget": 0}, "--request-budget"),
+        ({"max_prompt_chars": 0}, "--max-prompt-chars"),
     )
     for kwargs, flag in cases:
         with pytest.raises(ValueError, match=flag):

@@ -47,6 +47,19 @@ def _raw(port: int, head: bytes) -> socket.socket:
     return sock
 
 
+def _read_answer(sock: socket.socket) -> bytes:
+    """One HTTP answer with a Content-Length body."""
+    data = b""
+    while b"\r\n\r\n" not in data:
+        data += sock.recv(65536)
+    head, _, body = data.partition(b"\r\n\r\n")
+    length = int(next(line.split(b":")[1] for line in head.split(b"\r\n")
+                      if line.lower().startswith(b"content-length:")))
+    while len(body) < length:
+        body += sock.recv(65536)
+    return head + b"\r\n\r\n" + body
+
+
 def _read_until_closed(sock: socket.socket) -> bytes:
     data = b""
     while chunk := sock.recv(65536):
@@ -68,24 +81,23 @@ def _offload(live: LiveServer) -> Offload:
 # -- bodies ---------------------------------------------------------------------------------
 
 
-def test_a_gzip_bomb_gets_413_and_is_not_read_further(server: LiveServer) -> None:
-    """The 413 comes, then the connection closes: aiohttp would otherwise keep reading (and
-    inflating) the rest for its lingering time."""
+def test_a_gzip_bomb_gets_413_and_the_client_can_finish_sending(server: LiveServer) -> None:
+    """The rest of the bomb is dropped unparsed (never inflated: the CPU this saves is measured
+    by benchmarks/bench_hostile.py); the connection is not reset under a client still
+    sending."""
     bomb = gzip.compress(b"\0" * (64 << 20), 9)
-    sock = _raw(server.port, _post_head(len(bomb), "Content-Encoding: gzip"))
-    sock.sendall(bomb)
-    answer = _read_until_closed(sock)
-    sock.close()
+    with _raw(server.port, _post_head(len(bomb), "Content-Encoding: gzip")) as sock:
+        sock.sendall(bomb)
+        answer = _read_answer(sock)
     assert answer.startswith(b"HTTP/1.1 413 ")
     assert b'"code":"request_too_large"' in answer
     assert server.call("GET", "/health").status == 200
 
 
-def test_a_body_too_large_by_its_length_closes_the_connection(server: LiveServer) -> None:
-    sock = _raw(server.port, _post_head(10 << 20, "Content-Encoding: gzip"))
-    sock.sendall(b"\x1f\x8b" + b"\0" * 1000)
-    answer = _read_until_closed(sock)
-    sock.close()
+def test_a_body_too_large_by_its_length_gets_413_while_it_is_sent(server: LiveServer) -> None:
+    with _raw(server.port, _post_head(2 << 20, "Content-Encoding: gzip")) as sock:
+        sock.sendall(b"\x1f\x8b" + b"\0" * (2 << 20))
+        answer = _read_answer(sock)
     assert answer.startswith(b"HTTP/1.1 413 ")
 
 
@@ -149,7 +161,9 @@ def test_health_answers_while_a_hostile_request_is_in_flight(server: LiveServer)
     offload = _offload(server)
     _eventually(lambda: offload.running > 0, "the request's work started on a thread")
     assert server.call("GET", "/health", timeout=WAIT).status == 200
-    assert offload.running > 0  # still in flight after /health answered
+    sock.setblocking(False)
+    with pytest.raises(BlockingIOError):  # no answer yet: still in flight after /health's
+        sock.recv(1)
     sock.close()
     _eventually(lambda: offload.running == 0, "the abandoned request's work stopped")
 
