@@ -26,6 +26,7 @@ import gc
 import http.client
 import json
 import multiprocessing
+import os
 import re
 import signal
 import statistics
@@ -49,6 +50,7 @@ class Phase:
     health_ms: list[float] = field(default_factory=list)
     seconds: float = 0.0
     rss_mb: float = 0.0
+    cpu_s: float = 0.0
 
     def summary(self) -> dict[str, Any]:
         lat = sorted(self.health_ms)
@@ -62,6 +64,7 @@ class Phase:
             "health_max_ms": round(lat[-1], 2) if lat else None,
             "seconds": round(self.seconds, 2),
             "rss_after_mb": round(self.rss_mb, 1),
+            "server_cpu_s": round(self.cpu_s, 2),
         }
 
 
@@ -260,6 +263,13 @@ def _rss_mb(pid: int) -> float:
     return 0.0
 
 
+def _cpu_s(pid: int) -> float:
+    """The server's user + system CPU seconds so far."""
+    with open(f"/proc/{pid}/stat") as stat:
+        fields = stat.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def _start(*args: str) -> tuple[subprocess.Popen[str], int]:
     process = subprocess.Popen([sys.executable, "-m", "mockserver", "--port", "0", *args],
                                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
@@ -280,9 +290,11 @@ async def _mix(port: int, every: float, pid: int) -> list[Phase]:
     spans = []
     for name, sender in CLASSES:
         phase = Phase(name)
-        started, wall = time.perf_counter(), time.time()
+        started, wall, cpu = time.perf_counter(), time.time(), _cpu_s(pid)
         phase.statuses = await sender(port)
+        await asyncio.sleep(0.5)  # work the server does after answering counts too
         phase.seconds = time.perf_counter() - started
+        phase.cpu_s = _cpu_s(pid) - cpu
         spans.append((wall, time.time()))
         phase.rss_mb = _rss_mb(pid)
         phases.append(phase)
@@ -365,11 +377,12 @@ def main() -> int:
 
 def _print(result: dict[str, Any]) -> None:
     print(f"{'class':36} {'statuses':14} {'probes':>6} {'p50 ms':>7} {'p99 ms':>7} "
-          f"{'max ms':>7} {'s':>6} {'RSS MB':>7}")
+          f"{'max ms':>7} {'s':>6} {'CPU s':>6} {'RSS MB':>7}")
     for row in result["classes"]:
         print(f"{row['class']:36} {','.join(map(str, row['statuses'])) or '-':14} "
               f"{row['health_probes']:>6} {row['health_p50_ms']!s:>7} {row['health_p99_ms']!s:>7} "
-              f"{row['health_max_ms']!s:>7} {row['seconds']:>6} {row['rss_after_mb']:>7}")
+              f"{row['health_max_ms']!s:>7} {row['seconds']:>6} {row['server_cpu_s']:>6} "
+              f"{row['rss_after_mb']:>7}")
     print(f"/health overall: p50 {result['health_p50_ms']} ms, p99 {result['health_p99_ms']} ms, "
           f"max {result['health_max_ms']} ms; 5xx (other than 503): {result['server_errors']}")
     print(f"RSS: {result['rss_before_mb']} MB before, after each round "
