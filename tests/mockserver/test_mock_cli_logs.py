@@ -19,8 +19,11 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import IO
 
+import pytest
 from mock_live import MODEL
 from test_mock_cli import READY
+
+from mockserver.workers import gunicorn_available
 
 COMMAND = [sys.executable, "-m", "mockserver", "--port", "0"]
 STOP_CEILING = 10.0
@@ -132,9 +135,17 @@ def test_the_default_level_logs_nothing_for_clean_and_careless_clients() -> None
     assert "mockserver.access" not in log
 
 
-def test_sigterm_stops_the_server_while_a_huge_request_runs_on_a_thread() -> None:
+@pytest.mark.parametrize("workers", [
+    (),
+    ("--workers", "2", "--worker-backend", "fork"),
+    pytest.param(("--workers", "2", "--worker-backend", "gunicorn"), marks=pytest.mark.skipif(
+        not gunicorn_available(), reason="gunicorn is not installed")),
+], ids=["one-process", "fork", "gunicorn"])
+def test_sigterm_stops_the_server_while_a_huge_request_runs_on_a_thread(
+    workers: tuple[str, ...],
+) -> None:
     body = json.dumps({"model": MODEL, "prompt": ["a"] * 100_000, "max_tokens": 16}).encode()
-    with running() as (port, process, stderr):
+    with running(*workers) as (port, process, stderr):
         sock = socket.create_connection(("127.0.0.1", port), timeout=20)
         sock.sendall(b"POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Type: "
                      b"application/json\r\nContent-Length: %d\r\n\r\n" % len(body) + body)
