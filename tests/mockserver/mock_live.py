@@ -45,6 +45,7 @@ class LiveServer:
     def __exit__(self, *exc_info: object) -> None:
         if self.runner is not None:
             asyncio.run_coroutine_threadsafe(self.runner.cleanup(), self.loop).result(timeout=30)
+            asyncio.run_coroutine_threadsafe(_finish_tasks(), self.loop).result(timeout=30)
         self.loop.call_soon_threadsafe(self.loop.stop)
         self.thread.join(timeout=30)
         self.loop.close()
@@ -67,6 +68,15 @@ class LiveServer:
 
     def post(self, path: str, body: Any = None, **kwargs: Any) -> Reply:
         return self.call("POST", path, body, **kwargs)
+
+
+async def _finish_tasks() -> None:
+    """Cancel what cleanup left (a connection still lingering after a 413) and let it end, so
+    that no task is destroyed pending when the loop closes."""
+    tasks = [task for task in asyncio.all_tasks() if task is not asyncio.current_task()]
+    for task in tasks:
+        task.cancel()
+    await asyncio.gather(*tasks, return_exceptions=True)
 
 
 @dataclass
