@@ -28,6 +28,7 @@ from .http import completions, handlers
 from .http.cache import ResultCache
 from .http.latency import Latency
 from .http.middleware import errors, gate, rate_limit_headers
+from .http.offload import Offload
 from .http.ratelimit import RateLimiter
 from .http.state import (
     CACHE,
@@ -37,6 +38,7 @@ from .http.state import (
     FAULT_MEMORY,
     LATENCY,
     LIMITER,
+    OFFLOAD,
     SERVER_FAULTS,
     VALIDATORS,
 )
@@ -76,7 +78,9 @@ def create_app(
     if config.rate_limits_enabled:
         app[LIMITER] = RateLimiter(rpm=config.rate_limit_rpm, tpm=config.rate_limit_tpm)
         app.on_response_prepare.append(rate_limit_headers)
+    app[OFFLOAD] = Offload()
     app.cleanup_ctx.append(_loaded_engine)
+    app.on_shutdown.append(_stop_engine_work)
     app.add_routes([
         web.post("/v1/completions", completions.completions),
         web.post("/dedicated/v1/completions", completions.completions),
@@ -96,3 +100,9 @@ async def _loaded_engine(app: web.Application) -> AsyncIterator[None]:
     gc.collect()
     gc.freeze()
     yield
+
+
+async def _stop_engine_work(app: web.Application) -> None:
+    """On shutdown (before aiohttp waits for requests in flight): stop every engine job, so a
+    request of 100,000 prompts does not hold SIGTERM up; its answer is a 503."""
+    app[OFFLOAD].close()

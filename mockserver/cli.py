@@ -9,18 +9,22 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import logging
 import sys
 
 from .config import (
     API_KEYS_ENV,
     DEFAULT_HOST,
+    DEFAULT_IDLE_TIMEOUT,
     DEFAULT_MAX_BODY_BYTES,
+    DEFAULT_MAX_PROMPT_CHARS,
     DEFAULT_PORT,
+    DEFAULT_READ_TIMEOUT,
+    DEFAULT_REQUEST_BUDGET,
     MockConfig,
     api_keys_from_env,
 )
 from .faults import UnknownFaultError, all_faults
+from .logs import configure_logging
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -57,12 +61,27 @@ def _parser() -> argparse.ArgumentParser:
         help="uniform +/- jitter added to every simulated delay, in milliseconds")
     add("--latency-seed", type=int, default=0, help="seed of the latency jitter RNG (default 0)")
     add("--rate-limit-rpm", type=int, default=None, metavar="N",
-        help="requests per minute per API key (or per client address); 429 beyond it")
+        help="requests per minute per configured API key (else per client address; other "
+        "Bearer tokens get no bucket of their own); 429 beyond it")
     add("--rate-limit-tpm", type=int, default=None, metavar="N",
-        help="prompt + completion tokens per minute per API key (or client); 429 beyond it")
+        help="prompt + completion tokens per minute per configured API key (else per client "
+        "address); 429 beyond it")
     add("--max-body-bytes", type=int, default=DEFAULT_MAX_BODY_BYTES, metavar="N",
         help="largest accepted request body in bytes; larger ones get 413 "
         f"(default {DEFAULT_MAX_BODY_BYTES})")
+    add("--max-prompt-chars", type=int, default=DEFAULT_MAX_PROMPT_CHARS, metavar="N",
+        help="characters of prompt text a request may carry (all prompts together); more get "
+        f"the invalid-request status before any tokenizing (default {DEFAULT_MAX_PROMPT_CHARS})")
+    add("--request-budget", type=float, default=DEFAULT_REQUEST_BUDGET, metavar="S",
+        help="seconds of engine work one request may take; beyond it the work is stopped and "
+        f"the answer is 503 (default {DEFAULT_REQUEST_BUDGET:g})")
+    add("--read-timeout", type=float, default=DEFAULT_READ_TIMEOUT, metavar="S",
+        help="seconds a request body may take to arrive; slower ones get 408 and the "
+        f"connection is closed (default {DEFAULT_READ_TIMEOUT:g})")
+    add("--idle-timeout", type=float, default=DEFAULT_IDLE_TIMEOUT, metavar="S",
+        help="seconds a connection may stay open without a complete request (before the first "
+        f"one or between keep-alive requests) before it is closed (default "
+        f"{DEFAULT_IDLE_TIMEOUT:g})")
     add("--cache-entries", type=int, default=4096, metavar="N",
         help="results of deterministic requests (temperature 0 or a seed) kept to answer repeats "
         "without the engine (default 4096; 0 disables)")
@@ -82,7 +101,10 @@ def _parser() -> argparse.ArgumentParser:
         help="with --replay: send each piece of a body when it arrived in the recording "
         "(recorded, the default) or at once (none)")
     add("--list-faults", action="store_true", help="print every fault name, one per line, and exit")
-    add("--log-level", default="WARNING", help="logging level (default WARNING)")
+    add("--log-level", default="WARNING",
+        help="logging level (default WARNING); INFO adds one access line per request")
+    add("--log-format", choices=["text", "json"], default="text",
+        help="log lines as text (default) or one JSON object per line")
     return parser
 
 
@@ -102,6 +124,10 @@ def config_from_args(args: argparse.Namespace) -> MockConfig:
         rate_limit_tpm=args.rate_limit_tpm,
         max_body_bytes=args.max_body_bytes,
         cache_entries=args.cache_entries,
+        max_prompt_chars=args.max_prompt_chars,
+        request_budget=args.request_budget,
+        read_timeout=args.read_timeout,
+        idle_timeout=args.idle_timeout,
         chaos_every=args.chaos_every,
         chaos_probability=args.chaos_probability,
         chaos_seed=args.chaos_seed,
@@ -120,8 +146,7 @@ def main(argv: list[str] | None = None) -> int:
         for fault in all_faults():
             print(fault.name)
         return 0
-    logging.basicConfig(level=args.log_level.upper(),
-                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    configure_logging(args.log_level, args.log_format)
     try:
         config = config_from_args(args)
     except (UnknownFaultError, ValueError) as error:

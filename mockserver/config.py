@@ -16,6 +16,18 @@ DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8000
 DEFAULT_MAX_BODY_BYTES = 1 << 20
 API_KEYS_ENV = "MOCKSERVER_API_KEYS"
+DEFAULT_READ_TIMEOUT = 60.0
+"""Seconds a request body may take to arrive (1 MiB at 17 KiB/s; no real client is slower)."""
+DEFAULT_IDLE_TIMEOUT = 75.0
+"""Seconds a connection may sit without a complete request (before its first one, or between
+keep-alive requests), as nginx's default."""
+DEFAULT_MAX_PROMPT_CHARS = 100_000
+"""Characters of prompt text per request (all prompts together). The context is 2,048 tokens,
+so a prompt this long cannot fit unless its tokens average 48+ characters; tokenizing longer
+ones only to refuse them would cost seconds of CPU."""
+DEFAULT_REQUEST_BUDGET = 30.0
+"""Seconds of engine work one request may take before it is stopped and answered 503 (the
+largest valid non-streamed requests take a few seconds on one core)."""
 
 
 @dataclass(frozen=True)
@@ -42,6 +54,10 @@ class MockConfig:
     chaos_seed: int = 0
     chaos_faults: tuple[str, ...] = ()
     cache_entries: int = 4096
+    read_timeout: float = DEFAULT_READ_TIMEOUT
+    idle_timeout: float = DEFAULT_IDLE_TIMEOUT
+    max_prompt_chars: int = DEFAULT_MAX_PROMPT_CHARS
+    request_budget: float = DEFAULT_REQUEST_BUDGET
     models_created: int = 1764400000
 
     def __post_init__(self) -> None:
@@ -59,6 +75,13 @@ class MockConfig:
                 raise ValueError(f"{flag} must be >= 1 (leave it out to disable), got {limit}")
         if self.max_body_bytes < 1:
             raise ValueError(f"--max-body-bytes must be >= 1, got {self.max_body_bytes}")
+        for flag, seconds in (("--read-timeout", self.read_timeout),
+                              ("--idle-timeout", self.idle_timeout),
+                              ("--request-budget", self.request_budget)):
+            if not seconds > 0:
+                raise ValueError(f"{flag} must be > 0 seconds, got {seconds}")
+        if self.max_prompt_chars < 1:
+            raise ValueError(f"--max-prompt-chars must be >= 1, got {self.max_prompt_chars}")
         if self.cache_entries < 0:
             raise ValueError(f"--cache-entries must be >= 0, got {self.cache_entries}")
         if self.chaos_every is not None and self.chaos_every < 1:

@@ -12,6 +12,7 @@ wire layer's CLI front end reports the same errors.
     ├── status 400 / 422           invalid input (422 on FriendliAI's route); .param names the field
     ├── 401                        missing or wrong API key
     ├── 404 / 405                  unknown model, path or method
+    ├── 408                        the body did not arrive within --read-timeout
     ├── 413 / 415                  body too large / not application/json
     ├── 429                        rate limited (with Retry-After)
     └── 500                        a bug in the mock (the middleware's catch-all)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import math
 import os
 import signal
 import sys
@@ -131,6 +132,8 @@ def _run_gunicorn(config: MockConfig, announce: Callable[[str], None]) -> int:
                 "workers": config.workers,
                 "worker_class": "aiohttp.GunicornWebWorker",
                 "accesslog": None,
+                # --idle-timeout, as aiohttp's keepalive_timeout (gunicorn takes whole seconds)
+                "keepalive": max(1, math.ceil(config.idle_timeout)),
                 "graceful_timeout": 5,
                 "when_ready": when_ready,
                 "loglevel": "warning",

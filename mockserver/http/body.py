@@ -4,11 +4,14 @@ Spec: the ``413`` (``PayloadTooLarge``) and ``415`` (``UnsupportedMediaType``) r
 invalid-request statuses of the routes (400 OpenAI, 422 FriendliAI) for bodies that are not
 UTF-8 JSON. ``NaN`` and ``Infinity`` are not JSON and are rejected too, and so are bodies whose
 ``Content-Encoding`` does not decode and JSON nested deeper than :data:`MAX_DEPTH` (everything
-downstream walks bodies recursively; no valid request comes near that depth).
+downstream walks bodies recursively; no valid request comes near that depth). A
+refused body is not parsed further (:func:`_discard_rest`): a compressed one is never inflated
+past ``--max-body-bytes``.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 
@@ -39,9 +42,11 @@ def _loads(text: str) -> JSON:
     return _DECODER.decode(text)
 
 
-async def read_body(request: web.Request, *, max_bytes: int, invalid_status: int = 400) -> bytes:
-    """The raw body of a JSON request; raises :class:`ApiError` 413, 415 or ``invalid_status``
-    (a body its ``Content-Encoding`` does not decode)."""
+async def read_body(request: web.Request, *, max_bytes: int, invalid_status: int = 400,
+                    read_timeout: float | None = None) -> bytes:
+    """The raw body of a JSON request; raises :class:`ApiError` 413, 415, 408 (not all there
+    within ``read_timeout`` seconds) or ``invalid_status`` (a body its ``Content-Encoding`` does
+    not decode). A client that leaves mid-body raises ``ConnectionError``."""
     media_type = request.content_type  # aiohttp lower-cases and strips parameters
     if media_type != "application/json" and not media_type.endswith("+json"):
         raise ApiError(
@@ -56,11 +61,19 @@ async def read_body(request: web.Request, *, max_bytes: int, invalid_status: int
                        code="unsupported_media_type")
     length = request.content_length
     if length is not None and length > max_bytes:
+        _discard_rest(request)
         raise _too_large(max_bytes)
     try:
-        raw = await request.read()
+        raw = await _read(request, read_timeout)
     except web.HTTPRequestEntityTooLarge:
+        _discard_rest(request)
         raise _too_large(max_bytes) from None
+    except asyncio.TimeoutError:
+        _discard_rest(request)
+        request.content.feed_eof()  # and close right after the answer: the client is too slow
+        raise ApiError(408, f"The request body did not arrive within {read_timeout:g} s; send it "
+                       "at once, or start the mock with a larger --read-timeout.",
+                       code="request_timeout") from None
     except web.RequestPayloadError:
         encoding = request.headers.get("Content-Encoding")
         said = f" (Content-Encoding: {encoding})" if encoding else ""
@@ -71,6 +84,28 @@ async def read_body(request: web.Request, *, max_bytes: int, invalid_status: int
     if len(raw) > max_bytes:
         raise _too_large(max_bytes)
     return raw
+
+
+async def _read(request: web.Request, timeout: float | None) -> bytes:
+    """The body, within ``timeout`` seconds (no timer when it has all arrived already)."""
+    if timeout is None or request.content.is_eof():
+        return await request.read()
+    return await asyncio.wait_for(request.read(), timeout)
+
+
+def _discard_rest(request: web.Request) -> None:
+    """Parse nothing more of this connection: answer, discard what still arrives, then close.
+
+    aiohttp otherwise keeps feeding the rest of a refused body to its parser (inflating it, for
+    ``Content-Encoding: gzip``) for up to its lingering time after the answer, so a small gzip
+    bomb cost seconds of CPU on the event loop after its 413. A connection marked as closing
+    has further bytes dropped unparsed; aiohttp still waits its lingering time before closing,
+    so a client that is still sending can finish and read the answer (closing at once would
+    reset the connection under it).
+    """
+    protocol = request.protocol
+    if protocol is not None:
+        protocol.close()
 
 
 def parse_json(raw: bytes, invalid_status: int) -> JSON:

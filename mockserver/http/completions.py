@@ -13,19 +13,20 @@ bytes: only the media type and size checks run again, and a fresh ``id`` / ``cre
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
+import threading
+from collections.abc import Callable, Iterator
+from typing import TypeVar
 
 from aiohttp import web
 
-from reference_engine import Engine
 from reference_engine.errors import InvalidRequestError
-from reference_engine.request import GenerationRequest
 from reference_engine.results import Completion, Event, UsageEvent
 from spec import JSON
 
 from .. import sse
 from ..errors import ApiError
 from ..faults import Verdict
+from ..validation import RequestValidator
 from ..wire import (
     Identity,
     WireOptions,
@@ -36,9 +37,12 @@ from ..wire import (
     stream_chunks,
     stream_frames,
 )
+from . import work
 from .body import parse_json, read_body
 from .cache import Answer, AnswerKey, CacheKey
+from .prompt_size import check_prompt_chars
 from .ratelimit import Admission
+from .render import render_by_choice
 from .state import (
     CACHE,
     CHAOS,
@@ -46,16 +50,21 @@ from .state import (
     ENGINE,
     LATENCY,
     LIMITER,
+    OFFLOAD,
     REQUEST_STATE,
     RequestState,
     validator,
 )
-from .streaming import send_stream
+from .streaming import OffLoop, send_stream
+from .work import heavy_answer
 
 JSON_TYPE = "application/json"
-INLINE_WORK = 256
-"""Non-streamed requests generating more tokens than this run in a worker thread, so one
-large request does not hold the event loop (the engine is thread-safe)."""
+OFF_LOOP_BODY_BYTES = 64 * 1024
+"""Bodies larger than this are parsed and validated on the engine's threads (``offload``)."""
+PIECEWISE_BYTES = 1 << 20
+"""Answers larger than this are written in pieces of PIECE_BYTES (``_send_in_pieces``)."""
+PIECE_BYTES = 256 * 1024
+T = TypeVar("T")
 
 
 async def completions(request: web.Request) -> web.StreamResponse:
@@ -67,18 +76,27 @@ async def completions(request: web.Request) -> web.StreamResponse:
     body: JSON = None
     error: ApiError | None = None
     answer_key: AnswerKey | None = None
+    large = False
     try:
         raw = await read_body(request, max_bytes=app[CONFIG].max_body_bytes,
-                              invalid_status=checker.status)
+                              invalid_status=checker.status,
+                              read_timeout=app[CONFIG].read_timeout)
         if not state.faults and not chaos.enabled and LIMITER not in app:
             answer_key = app[CACHE].answer_key(checker.profile, raw)
             answer = app[CACHE].answer(answer_key)
             if answer is not None:
                 return await _answer(request, answer)
-        body = parse_json(raw, checker.status)
+        large = len(raw) > OFF_LOOP_BODY_BYTES
+        if large:
+            body = await _off_loop(request, lambda stop: parse_json(raw, checker.status))
+        else:
+            body = parse_json(raw, checker.status)
         ctx.body = body if isinstance(body, dict) else None
         ctx.stream = isinstance(body, dict) and body.get("stream") is True
-        checker.validate(body)
+        if large:
+            await _off_loop(request, lambda stop: checker.validate(body))
+        else:
+            checker.validate(body)
     except ApiError as raised:
         error = raised
     state.add_fault(chaos.pick(ticket, ctx, invalid=error is not None))
@@ -86,24 +104,39 @@ async def completions(request: web.Request) -> web.StreamResponse:
     if verdict.error is not None:
         raise verdict.error
     valid = body if verdict.body is body and error is None else checker.validate(verdict.body)
-    valid = integral_numbers(valid)
+    max_chars = app[CONFIG].max_prompt_chars
+    if large:
+        valid = await _off_loop(request, lambda stop: _prepared(valid, max_chars, checker))
+    else:
+        valid = _prepared(valid, max_chars, checker)
     ctx.body = valid
     params = state.faults.alter_body(dict(valid), ctx)
     options = WireOptions.from_body(params, profile=checker.profile)
     engine = app[ENGINE]
-    key = app[CACHE].key(checker.profile, params)
+    if large:  # canonical JSON of a large body
+        key = await _off_loop(request, lambda stop: app[CACHE].key(checker.profile, params))
+    else:
+        key = app[CACHE].key(checker.profile, params)
     identity = Identity.new(
         model=valid["model"],
         system_fingerprint=engine.fingerprint if checker.profile == "openai" else None,
     )
     try:
         if options.stream:
-            return await _stream(request, state, params, key, identity, options)
-        return await _complete(request, state, params, key, identity, options,
+            return await _stream(request, state, params, key, identity, options, large=large)
+        return await _complete(request, state, params, key, identity, options, large=large,
                                answer_key=answer_key if key is not None and not state.faults
                                else None)
     except InvalidRequestError as engine_error:
         raise checker.engine_error(engine_error) from None
+
+
+def _prepared(valid: dict[str, JSON], max_chars: int,
+              checker: RequestValidator) -> dict[str, JSON]:
+    """Integral numbers as ints, and the prompt size bounded (walks the whole body)."""
+    prepared = integral_numbers(valid)
+    check_prompt_chars(prepared, max_chars, checker)
+    return prepared
 
 
 async def _answer(request: web.Request, answer: Answer) -> web.Response:
@@ -118,55 +151,114 @@ async def _answer(request: web.Request, answer: Answer) -> web.Response:
 
 async def _complete(request: web.Request, state: RequestState, params: dict[str, JSON],
                     key: CacheKey | None, identity: Identity,
-                    options: WireOptions, *, answer_key: AnswerKey | None = None) -> web.Response:
-    completion = await _completion(request.app, state, params, key)
-    body = completion_body(completion, identity, profile=state.route.profile,
-                           suffix=options.suffix)
-    altered = state.faults.alter_payload(body, state.ctx)
+                    options: WireOptions, *, large: bool = False,
+                    answer_key: AnswerKey | None = None) -> web.StreamResponse:
+    completion = await _completion(request, state, params, key, large=large)
+    heavy = heavy_answer(completion)
+
+    def render(stop: object = None) -> bytes:
+        if heavy and not state.faults:
+            return render_by_choice(completion, identity, profile=state.route.profile,
+                                    suffix=options.suffix)
+        body = completion_body(completion, identity, profile=state.route.profile,
+                               suffix=options.suffix)
+        altered = state.faults.alter_payload(body, state.ctx)
+        encode = sse.encode_json_by_choice if heavy else sse.encode_json
+        return encode(body if altered is None else altered)
+
+    encoded = await _off_loop(request, render) if heavy else render()
     delay = request.app[LATENCY].whole(completion.usage.completion_tokens)
     if delay > 0:
         await asyncio.sleep(delay)
     _charge(request, state.admission, completion.usage.prompt_tokens
             + completion.usage.completion_tokens)
     headers = state.faults.alter_headers({"Content-Type": JSON_TYPE}, state.ctx)
-    encoded = sse.encode_json(body if altered is None else altered)
     if answer_key is not None:
         prefix = identity_prefix(identity, profile=state.route.profile)
         if encoded.startswith(prefix):
             request.app[CACHE].keep_answer(
                 answer_key, Answer(encoded[len(prefix):], completion.usage.completion_tokens))
+    if len(encoded) > PIECEWISE_BYTES:
+        return await _send_in_pieces(request, encoded, headers)
     return web.Response(body=encoded, headers=headers)
 
 
-async def _completion(app: web.Application, state: RequestState, params: dict[str, JSON],
-                      key: CacheKey | None) -> Completion:
-    cache, engine = app[CACHE], app[ENGINE]
+async def _send_in_pieces(request: web.Request, encoded: bytes,
+                          headers: dict[str, str]) -> web.StreamResponse:
+    """A large body written a piece at a time (same bytes, same ``Content-Length``): one
+    write of 50 MB holds the event loop for a tenth of a second copying it into buffers."""
+    response = web.StreamResponse(headers=headers)
+    response.content_length = len(encoded)
+    view = memoryview(encoded)
+    try:
+        await response.prepare(request)
+        for at in range(0, len(encoded), PIECE_BYTES):
+            await response.write(view[at:at + PIECE_BYTES])
+        await response.write_eof()
+    except ConnectionError:  # the client left; nothing more to say
+        pass
+    return response
+
+
+async def _completion(request: web.Request, state: RequestState, params: dict[str, JSON],
+                      key: CacheKey | None, *, large: bool) -> Completion:
+    cache, engine = request.app[CACHE], request.app[ENGINE]
     completion = cache.completion(key)
-    if completion is None:
-        generation = build_request(params, profile=state.route.profile)
-        if _work(generation, engine) > INLINE_WORK:
-            completion = await asyncio.to_thread(engine.complete, generation)
+    profile = state.route.profile
+    if completion is None and large:  # the wire conversion walks every prompt too
+        completion = await _off_loop(request, lambda stop: work.complete(
+            engine, build_request(params, profile=profile), stop))
+        cache.keep_completion(key, completion)
+    elif completion is None:
+        generation = build_request(params, profile=profile)
+        if work.off_loop(generation, engine):
+            completion = await _off_loop(
+                request, lambda stop: work.complete(engine, generation, stop))
         else:
             completion = engine.complete(generation)
         cache.keep_completion(key, completion)
     return completion
 
 
+async def _off_loop(request: web.Request, job: Callable[[threading.Event], T]) -> T:
+    """``job`` on the engine's threads, within what is left of the request's budget (all its
+    jobs together: parsing, validation, generation, rendering; see ``offload``)."""
+    state, loop = request[REQUEST_STATE], asyncio.get_running_loop()
+    started = loop.time()
+    try:
+        return await request.app[OFFLOAD].run(request, job,
+                                              budget=request.app[CONFIG].request_budget,
+                                              spent=state.engine_seconds)
+    finally:
+        state.engine_seconds += loop.time() - started
+
+
 async def _stream(request: web.Request, state: RequestState, params: dict[str, JSON],
                   key: CacheKey | None, identity: Identity,
-                  options: WireOptions) -> web.StreamResponse:
+                  options: WireOptions, *, large: bool = False) -> web.StreamResponse:
     cache, engine = request.app[CACHE], request.app[ENGINE]
     replay = cache.events(key)
     source: Iterator[Event]
+    profile = state.route.profile
     if replay is not None:
         source = events = iter(replay)
     else:  # engine.stream validates eagerly: it raises before any byte is sent
-        source = engine.stream(build_request(params, profile=state.route.profile))
+        if large:  # the wire conversion walks every prompt
+            source = await _off_loop(request, lambda stop: engine.stream(
+                build_request(params, profile=profile)))
+        else:
+            generation = build_request(params, profile=profile)
+            large = work.off_loop(generation, engine)
+            if large:  # tokenizing all prompts is the eager part
+                source = await _off_loop(request, lambda stop: engine.stream(generation))
+            else:
+                source = engine.stream(generation)
         events = cache.recording(key, source)
     usage: list[int] = []
     latency = request.app[LATENCY]
     frames: Iterator[sse.Frame | bytes]
-    if not state.faults and not latency.enabled:  # nothing needs the chunks: straight to bytes
+    plain = not state.faults and not latency.enabled
+    if plain:  # nothing needs the chunks: straight to bytes
         frames = stream_frames(_tap_usage(events, usage), identity, profile=state.route.profile,
                                include_usage=options.include_usage, logprobs=options.logprobs,
                                suffix=options.suffix)
@@ -183,9 +275,19 @@ async def _stream(request: web.Request, state: RequestState, params: dict[str, J
     )
     response = await send_stream(request, frames, headers=headers, faults=state.faults,
                                  ctx=state.ctx, latency=latency,
-                                 close=getattr(source, "close", _nothing))
+                                 close=getattr(source, "close", _nothing),
+                                 off_loop=_batches(request) if large and plain else None)
     _charge(request, state.admission, sum(usage))
     return response
+
+
+def _batches(request: web.Request) -> OffLoop:
+    """How ``send_stream`` draws events on the engine's threads, within the request's budget."""
+
+    async def run(job: Callable[[threading.Event], list[bytes]]) -> list[bytes]:
+        return await _off_loop(request, job)
+
+    return run
 
 
 def _nothing() -> None:
@@ -197,13 +299,6 @@ def _tap_usage(events: Iterator[Event], usage: list[int]) -> Iterator[Event]:
         if isinstance(event, UsageEvent):
             usage.append(event.usage.total_tokens)
         yield event
-
-
-def _work(generation: GenerationRequest, engine: Engine) -> int:
-    per_choice = generation.max_tokens
-    if per_choice is None:
-        per_choice = generation.max_total_tokens or engine.context_length
-    return len(generation.prompts) * generation.candidates * per_choice
 
 
 def _charge(request: web.Request, admission: Admission | None, tokens: int) -> None:

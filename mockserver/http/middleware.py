@@ -3,7 +3,8 @@
 ``errors`` is the outermost layer and the only place an error envelope is built (spec:
 ``ErrorResponse``, ``{"error": {"message", "type", "param", "code"}}``): it turns
 :class:`ApiError`, aiohttp's own HTTP errors (404 unknown path, 405 wrong method, 413) and, as a
-last resort, any unexpected exception (500, logged) into that envelope, then lets ``error``
+last resort, any unexpected exception (500, logged) into that envelope (a client that
+left mid-body is no error: logged at INFO, nothing sent), then lets ``error``
 faults bend it. ``gate`` runs on the API routes only (``/v1/completions``,
 ``/dedicated/v1/completions``, ``/v1/models``): it resolves the request's faults, checks the
 API key and takes the rate limits, in that order.
@@ -21,6 +22,7 @@ from aiohttp import web
 from .. import sse
 from ..errors import ApiError, server_error
 from ..faults import ActiveFaults, ErrorReply, FaultContext, UnknownFaultError, parse_fault_names
+from ..logs import CLIENT_GONE_STATUS
 from .state import (
     CONFIG,
     FAULT_MEMORY,
@@ -54,6 +56,10 @@ async def errors(request: web.Request, handler: Handler) -> web.StreamResponse:
         return error_response(request, _from_http_exception(request, error))
     except asyncio.CancelledError:
         raise
+    except ConnectionError as gone:  # the client left mid-body: nobody to answer, no bug
+        log.info("client went away during %s %s: %s", request.method, request.path,
+                 gone or type(gone).__name__)
+        return web.Response(status=CLIENT_GONE_STATUS)
     except Exception:
         log.exception("unexpected error answering %s %s", request.method, request.path)
         return error_response(request, server_error())
@@ -115,8 +121,7 @@ async def gate(request: web.Request, handler: Handler) -> web.StreamResponse:
             raise ApiError(400, str(error), param=None, code="unknown_fault") from None
     key = _check_api_key(request)
     limiter = app.get(LIMITER)
-    if limiter is not None:
-        key = key or _bearer_token(request)
+    if limiter is not None:  # an unconfigured token is no identity: anyone can mint one
         state.admission = limiter.admit(f"key:{key}" if key else f"client:{request.remote}")
     return await handler(request)
 

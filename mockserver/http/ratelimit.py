@@ -1,6 +1,8 @@
 """In-process rate limits: token buckets of requests and tokens per minute, per caller.
 
-A caller is its API key when it sent one, else its client address. The request bucket holds
+A caller is its API key when keys are configured (``--api-key``: the gate has checked it),
+else its client address. A Bearer token that is not a configured key is no identity -- a client
+could send a new one with every request -- so it gets no bucket of its own. The request bucket holds
 ``--rate-limit-rpm`` and refills continuously at rpm/60 per second; a request takes one. The
 token bucket holds ``--rate-limit-tpm``; a request is admitted while it is not empty, and the
 request's real usage (prompt + completion tokens) is taken once it is known, so it may go

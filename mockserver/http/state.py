@@ -14,6 +14,7 @@ from ..validation import RequestValidator
 from ..wire.profiles import WireProfile
 from .cache import ResultCache
 from .latency import Latency
+from .offload import Offload
 from .ratelimit import Admission, RateLimiter
 
 
@@ -34,6 +35,8 @@ class RequestState:
     ctx: FaultContext
     admission: Admission | None = None
     chaos_ticket: int | None = None
+    engine_seconds: float = 0.0
+    """Time spent waiting for this request's jobs on the engine's threads (its budget)."""
     notes: dict[str, str] = field(default_factory=dict)
 
     def add_fault(self, fault: Fault | None) -> None:
@@ -49,6 +52,7 @@ FAULT_MEMORY = web.AppKey("fault_memory", dict)  # FaultContext.memory: faults s
 LATENCY = web.AppKey("latency", Latency)
 LIMITER = web.AppKey("limiter", RateLimiter)
 CACHE = web.AppKey("cache", ResultCache)
+OFFLOAD = web.AppKey("offload", Offload)
 REQUEST_STATE = web.RequestKey("mock_state", RequestState)
 
 

@@ -13,17 +13,21 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Callable, Iterator, Mapping
+import threading
+from collections.abc import Awaitable, Callable, Iterator, Mapping
 
 from aiohttp import web
 
 from .. import sse
-from ..errors import server_error
+from ..errors import ApiError, server_error
 from ..faults import AbortConnection, ActiveFaults, FaultContext, Write
 from ..sse import Frame
 from .latency import Latency
+from .offload import check
 
 log = logging.getLogger("mockserver")
+OffLoop = Callable[[Callable[[threading.Event], list[bytes]]], Awaitable[list[bytes]]]
+"""``run(job)``: ``job(stop)`` on a worker thread, within the request's budget."""
 YIELD_EVERY = 4
 """Without simulated latency, give other requests the event loop every this many events."""
 
@@ -50,10 +54,13 @@ async def send_stream(
     ctx: FaultContext,
     latency: Latency,
     close: Callable[[], None],
+    off_loop: OffLoop | None = None,
 ) -> web.StreamResponse:
     """Write ``frames`` as they come; ``close`` stops the engine (always called).
 
-    ``frames`` may be plain bytes (one event each) when no fault and no latency applies.
+    ``frames`` may be plain bytes (one event each) when no fault and no latency applies; then
+    ``off_loop``, if given, draws them on the engine's threads (a large request: echo scoring
+    and long prompts make single events expensive).
     """
     response = web.StreamResponse(status=200, headers=headers)
     # Writer faults count writes and bytes, so they get one write per event.
@@ -61,8 +68,15 @@ async def send_stream(
     write = faults.wrap_write(response.write, ctx)
     try:
         await response.prepare(request)
-        await _pump(frames, write, latency, coalesce=coalesce)
+        if off_loop is not None:
+            await _pump_off_loop(frames, write, off_loop)  # type: ignore[arg-type]
+        else:
+            await _pump(frames, write, latency, coalesce=coalesce)
     except ConnectionError:  # the client left (ClientConnectionResetError is one)
+        return response
+    except ApiError as error:  # the budget ran out, or the server is stopping
+        log.info("a stream was stopped (%s): %s", request.path, error.message)
+        await _end_with_error(response, error)
         return response
     except AbortConnection:
         if request.transport is not None:
@@ -75,9 +89,10 @@ async def send_stream(
             return response
         raise
     finally:
-        if hasattr(frames, "close"):
-            frames.close()
-        close()
+        with contextlib.suppress(ValueError):  # still running on a thread: it sees its stop flag
+            if hasattr(frames, "close"):
+                frames.close()
+            close()
     with contextlib.suppress(ConnectionError):  # the client may leave after the last event
         await response.write_eof()
     return response
@@ -123,9 +138,30 @@ async def _pump(frames: Iterator[Frame | bytes], write: Write, latency: Latency,
         await write(b"".join(pending))
 
 
-async def _end_with_error(response: web.StreamResponse) -> None:
+async def _pump_off_loop(frames: Iterator[bytes], write: Write, off_loop: OffLoop) -> None:
+    """Draw ``YIELD_EVERY`` events at a time on a worker thread, and write each batch."""
+    while True:
+        batch = await off_loop(lambda stop: _take(frames, stop))
+        if not batch:
+            return
+        await write(b"".join(batch))
+
+
+def _take(frames: Iterator[bytes], stop: threading.Event) -> list[bytes]:
+    batch: list[bytes] = []
+    while len(batch) < YIELD_EVERY:
+        check(stop)
+        frame = next(frames, None)
+        if frame is None:
+            break
+        batch.append(frame)
+    return batch
+
+
+async def _end_with_error(response: web.StreamResponse, error: ApiError | None = None) -> None:
+    envelope = (error or server_error()).envelope()
     try:
-        await response.write(sse.chunk_frame(server_error().envelope()).data + sse.done_event())
+        await response.write(sse.chunk_frame(envelope).data + sse.done_event())
         await response.write_eof()
     except ConnectionError:
         pass

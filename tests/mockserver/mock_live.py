@@ -18,6 +18,7 @@ from typing import Any
 from aiohttp import web
 
 from mockserver import MockConfig, create_app
+from mockserver.serve import runner_options
 from reference_engine import Engine
 
 ENGINE = Engine()
@@ -29,7 +30,8 @@ class LiveServer:
     """``create_app(config)`` served on 127.0.0.1 (a free port) from a background thread."""
 
     def __init__(self, config: MockConfig | None = None, *, app: web.Application | None = None):
-        self.app = app if app is not None else create_app(config or MockConfig(), engine=ENGINE)
+        self.config = config or MockConfig()
+        self.app = app if app is not None else create_app(self.config, engine=ENGINE)
         self.loop = asyncio.new_event_loop()
         self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
         self.runner: web.AppRunner | None = None
@@ -43,12 +45,14 @@ class LiveServer:
     def __exit__(self, *exc_info: object) -> None:
         if self.runner is not None:
             asyncio.run_coroutine_threadsafe(self.runner.cleanup(), self.loop).result(timeout=30)
+            asyncio.run_coroutine_threadsafe(_finish_tasks(), self.loop).result(timeout=30)
         self.loop.call_soon_threadsafe(self.loop.stop)
         self.thread.join(timeout=30)
         self.loop.close()
 
     async def _start(self) -> None:
-        self.runner = web.AppRunner(self.app, access_log=None, shutdown_timeout=1.0)
+        options = {**runner_options(self.config), "shutdown_timeout": 1.0}
+        self.runner = web.AppRunner(self.app, **options)
         await self.runner.setup()
         site = web.TCPSite(self.runner, "127.0.0.1", 0)
         await site.start()
@@ -64,6 +68,15 @@ class LiveServer:
 
     def post(self, path: str, body: Any = None, **kwargs: Any) -> Reply:
         return self.call("POST", path, body, **kwargs)
+
+
+async def _finish_tasks() -> None:
+    """Cancel what cleanup left (a connection still lingering after a 413) and let it end, so
+    that no task is destroyed pending when the loop closes."""
+    tasks = [task for task in asyncio.all_tasks() if task is not asyncio.current_task()]
+    for task in tasks:
+        task.cancel()
+    await asyncio.gather(*tasks, return_exceptions=True)
 
 
 @dataclass

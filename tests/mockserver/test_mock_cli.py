@@ -71,7 +71,8 @@ def test_help_explains_every_flag() -> None:
     for flag in ("--host", "--port", "--workers", "--api-key", "--fault", "--ttft-ms", "--itl-ms",
                  "--jitter-ms", "--latency-seed", "--rate-limit-rpm", "--rate-limit-tpm",
                  "--max-body-bytes", "--chaos-every", "--chaos-probability", "--chaos-seed",
-                 "--list-faults"):
+                 "--list-faults", "--read-timeout", "--idle-timeout", "--max-prompt-chars",
+                 "--request-budget", "--log-format"):
         assert flag in out, flag
 
 

@@ -106,11 +106,28 @@ def test_rate_limits_over_http(make_server: Any) -> None:
     assert refused.error["type"] == "rate_limit_error" and refused.error["code"] == \
         "rate_limit_exceeded"
     assert int(refused.headers["retry-after"]) >= 1
-    streamed = live.post("/v1/completions", {**BODY, "stream": True},
-                         headers={"Authorization": "Bearer another-caller"})
-    assert streamed.status == 200 and "x-ratelimit-limit-requests" in streamed.headers
     assert live.call("GET", "/health").status == 200  # not limited, and no headers
     assert "x-ratelimit-limit-requests" not in live.call("GET", "/health").headers
+
+
+def test_rotating_tokens_share_the_client_bucket_without_keys(make_server: Any) -> None:
+    """Without --api-key a Bearer token is no identity (anyone can mint a new one per request):
+    the client address is the caller, so rotating tokens does not escape the limit."""
+    live = make_server(rate_limit_rpm=2)
+    statuses = [live.post("/v1/completions", BODY,
+                          headers={"Authorization": f"Bearer random-{i}"}).status
+                for i in range(3)]
+    assert statuses == [200, 200, 429]
+
+
+def test_configured_keys_have_a_bucket_each(make_server: Any) -> None:
+    live = make_server(rate_limit_rpm=1, api_keys=("sk-one", "sk-two"))
+    one, two = ({"Authorization": "Bearer sk-one"}, {"Authorization": "Bearer sk-two"})
+    assert live.post("/v1/completions", BODY, headers=one).status == 200
+    assert live.post("/v1/completions", BODY, headers=one).status == 429
+    streamed = live.post("/v1/completions", {**BODY, "stream": True}, headers=two)
+    assert streamed.status == 200 and "x-ratelimit-limit-requests" in streamed.headers
+    assert live.post("/v1/completions", BODY, headers=two).status == 429
 
 
 def test_token_limit_over_http(make_server: Any) -> None:
@@ -154,7 +171,9 @@ def test_config_errors_name_the_flag() -> None:
         ({"ttft_ms": -1}, "--ttft-ms"), ({"rate_limit_rpm": 0}, "--rate-limit-rpm"),
         ({"chaos_probability": 2}, "--chaos-probability"), ({"port": -1}, "--port"),
         ({"workers": 0}, "--workers"), ({"max_body_bytes": 0}, "--max-body-bytes"),
-        ({"api_keys": ("",)}, "--api-key"),
+        ({"api_keys": ("",)}, "--api-key"), ({"read_timeout": 0}, "--read-timeout"),
+        ({"idle_timeout": -1}, "--idle-timeout"), ({"request_budget": 0}, "--request-budget"),
+        ({"max_prompt_chars": 0}, "--max-prompt-chars"),
     )
     for kwargs, flag in cases:
         with pytest.raises(ValueError, match=flag):

@@ -1,0 +1,273 @@
+"""The mock under hostile clients (issue 13): bounded bodies, deadlines, work off the loop.
+
+Every test runs a real server on loopback and is bounded in time; none asserts how fast
+anything is (``benchmarks/bench_hostile.py`` measures that). "The loop stayed free" is shown
+by ``/health`` answering while a hostile request is still in flight.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import socket
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from mock_live import ENGINE, MODEL, LiveServer
+
+from mockserver import sse
+from mockserver.http import work
+from mockserver.http.offload import Offload
+from mockserver.http.render import render_by_choice
+from mockserver.http.state import OFFLOAD
+from mockserver.wire import Identity, completion_body
+from reference_engine.errors import ContextLengthError
+from reference_engine.request import GenerationRequest
+from reference_engine.sampling import SamplingParams
+
+WAIT = 20.0
+"""Upper bound of every wait below (never reached when things work)."""
+MANY_PROMPTS = {"model": MODEL, "prompt": ["a"] * 100_000, "max_tokens": 16}
+
+
+def _eventually(condition: Callable[[], bool], what: str) -> None:
+    deadline = time.monotonic() + WAIT
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"not within {WAIT:g} s: {what}")
+        time.sleep(0.02)
+
+
+def _raw(port: int, head: bytes) -> socket.socket:
+    sock = socket.create_connection(("127.0.0.1", port), timeout=WAIT)
+    sock.sendall(head)
+    return sock
+
+
+def _read_answer(sock: socket.socket) -> bytes:
+    """One HTTP answer with a Content-Length body."""
+    data = b""
+    while b"\r\n\r\n" not in data:
+        data += sock.recv(65536)
+    head, _, body = data.partition(b"\r\n\r\n")
+    length = int(next(line.split(b":")[1] for line in head.split(b"\r\n")
+                      if line.lower().startswith(b"content-length:")))
+    while len(body) < length:
+        body += sock.recv(65536)
+    return head + b"\r\n\r\n" + body
+
+
+def _read_until_closed(sock: socket.socket) -> bytes:
+    data = b""
+    while chunk := sock.recv(65536):
+        data += chunk
+    return data
+
+
+def _post_head(length: int, *extra: str) -> bytes:
+    lines = ["POST /v1/completions HTTP/1.1", "Host: x", "Content-Type: application/json",
+             f"Content-Length: {length}", *extra]
+    return ("\r\n".join(lines) + "\r\n\r\n").encode()
+
+
+def _offload(live: LiveServer) -> Offload:
+    offload: Offload = live.app[OFFLOAD]
+    return offload
+
+
+# -- bodies ---------------------------------------------------------------------------------
+
+
+def test_a_gzip_bomb_gets_413_and_the_client_can_finish_sending(server: LiveServer) -> None:
+    """The rest of the bomb is dropped unparsed (never inflated: the CPU this saves is measured
+    by benchmarks/bench_hostile.py); the connection is not reset under a client still
+    sending."""
+    bomb = gzip.compress(b"\0" * (64 << 20), 9)
+    with _raw(server.port, _post_head(len(bomb), "Content-Encoding: gzip")) as sock:
+        sock.sendall(bomb)
+        answer = _read_answer(sock)
+    assert answer.startswith(b"HTTP/1.1 413 ")
+    assert b'"code":"request_too_large"' in answer
+    assert server.call("GET", "/health").status == 200
+
+
+def test_a_body_too_large_by_its_length_gets_413_while_it_is_sent(server: LiveServer) -> None:
+    with _raw(server.port, _post_head(2 << 20, "Content-Encoding: gzip")) as sock:
+        sock.sendall(b"\x1f\x8b" + b"\0" * (2 << 20))
+        answer = _read_answer(sock)
+    assert answer.startswith(b"HTTP/1.1 413 ")
+
+
+def test_a_prompt_over_max_prompt_chars_is_refused_naming_the_field(make_server: Any) -> None:
+    live = make_server(max_prompt_chars=10)
+    reply = live.post("/v1/completions", {"model": MODEL, "prompt": ["ok", "x" * 11]})
+    assert reply.status == 400
+    assert reply.error["param"] == "prompt" and reply.error["code"] == "prompt_too_long"
+    assert "prompt[1]" in reply.error["message"]
+    friendli = live.post("/dedicated/v1/completions", {"model": MODEL, "prompt": "x" * 11})
+    assert friendli.status == 422 and friendli.error["code"] == "prompt_too_long"
+    assert live.post("/v1/completions", {"model": MODEL, "prompt": "x" * 10,
+                                         "max_tokens": 1}).status == 200
+
+
+def test_the_default_prompt_limit_refuses_a_million_characters(server: LiveServer) -> None:
+    reply = server.post("/v1/completions", {"model": MODEL, "prompt": "a " * 500_000})
+    assert reply.status == 400 and reply.error["code"] == "prompt_too_long"
+
+
+# -- deadlines ------------------------------------------------------------------------------
+
+
+def test_a_body_that_does_not_arrive_gets_408_and_a_closed_connection(make_server: Any) -> None:
+    live = make_server(read_timeout=0.3)
+    sock = _raw(live.port, _post_head(100) + b'{"model"')
+    answer = _read_until_closed(sock)
+    sock.close()
+    assert answer.startswith(b"HTTP/1.1 408 ")
+    assert b'"code":"request_timeout"' in answer
+
+
+def test_a_connection_without_a_complete_request_is_closed_when_idle(make_server: Any) -> None:
+    live = make_server(idle_timeout=0.3)
+    sock = _raw(live.port, b"GET /health HTTP/1.1\r\nHost: x\r\n")  # headers never finished
+    assert _read_until_closed(sock) == b""
+    sock.close()
+    assert live.call("GET", "/health").status == 200
+
+
+def test_the_default_deadlines_leave_a_slow_but_normal_request_alone(server: LiveServer) -> None:
+    body = json.dumps({"model": MODEL, "prompt": "Hi", "max_tokens": 1}).encode()
+    sock = _raw(server.port, _post_head(len(body)))
+    for byte in range(0, len(body), 8):  # dribbled in small pieces
+        sock.sendall(body[byte:byte + 8])
+        time.sleep(0.02)
+    answer = sock.recv(65536)
+    sock.close()
+    assert answer.startswith(b"HTTP/1.1 200 ")
+
+
+# -- work off the loop ------------------------------------------------------------------------
+
+
+def test_health_answers_while_a_hostile_request_is_in_flight(server: LiveServer) -> None:
+    """100,000 prompts run on a worker thread: /health answers meanwhile; when the client goes
+    away, the work stops (the thread, not only the wait)."""
+    body = json.dumps(MANY_PROMPTS).encode()
+    sock = _raw(server.port, _post_head(len(body)))
+    sock.sendall(body)
+    offload = _offload(server)
+    _eventually(lambda: offload.running > 0, "the request's work started on a thread")
+    assert server.call("GET", "/health", timeout=WAIT).status == 200
+    sock.setblocking(False)
+    with pytest.raises(BlockingIOError):  # no answer yet: still in flight after /health's
+        sock.recv(1)
+    sock.close()
+    _eventually(lambda: offload.running == 0, "the abandoned request's work stopped")
+
+
+def test_a_request_over_its_budget_gets_503_and_its_work_stops(make_server: Any) -> None:
+    live = make_server(request_budget=0.2)
+    reply = live.post("/v1/completions", MANY_PROMPTS, timeout=WAIT)
+    assert reply.status == 503
+    assert reply.error["code"] == "request_budget_exceeded" and "retry-after" in reply.headers
+    _eventually(lambda: _offload(live).running == 0, "the work over budget stopped")
+
+
+def test_a_large_stream_is_generated_off_the_loop_and_matches_the_whole_answer(
+    server: LiveServer,
+) -> None:
+    body = {"model": MODEL, "prompt": ["The Python language"] * 20, "max_tokens": 4,
+            "seed": 3, "echo": True, "logprobs": 1}
+    whole = server.post("/v1/completions", body).json()
+    streamed = server.post("/v1/completions", {**body, "stream": True})
+    texts = [""] * len(whole["choices"])
+    for chunk in streamed.chunks()[:-1]:
+        for choice in chunk["choices"]:
+            texts[choice["index"]] += choice["text"]
+    assert texts == [choice["text"] for choice in whole["choices"]]
+    assert streamed.events()[-1] == "[DONE]"
+
+
+def _request(**fields: Any) -> GenerationRequest:
+    base: dict[str, Any] = {"prompts": ("Hello there", "The Python language", (464, 318)),
+                            "max_tokens": 5, "sampling": SamplingParams(temperature=1.0)}
+    return GenerationRequest(**{**base, **fields})
+
+
+@pytest.mark.parametrize("fields", [
+    {"seed": 7, "n": 2},
+    {"seed": 7, "n": 2, "best_of": 3},
+    {"seed": (5, 9), "n": 2, "echo": True, "logprobs": 2},
+    {"sampling": SamplingParams(temperature=0.0), "max_tokens": 0, "echo": True, "logprobs": 1,
+     "seed": 1},
+])
+def test_prompt_by_prompt_completion_equals_the_single_call(fields: dict[str, Any]) -> None:
+    generation = _request(**fields)
+    assert work.complete(ENGINE, generation, threading.Event()) == ENGINE.complete(generation)
+
+
+def test_prompt_by_prompt_errors_name_the_prompt_the_single_call_names() -> None:
+    generation = _request(prompts=("Hi", "Hi " * 1500), max_tokens=1000)
+    with pytest.raises(ContextLengthError) as single:
+        ENGINE.complete(generation)
+    with pytest.raises(ContextLengthError) as sliced:
+        work.complete(ENGINE, generation, threading.Event())
+    assert str(sliced.value) == str(single.value) and "prompt 1 " in str(single.value)
+    assert sliced.value.param == single.value.param
+
+
+def test_unseeded_prompts_share_their_seeds_as_in_the_single_call() -> None:
+    generation = _request(prompts=("Hello",) * 3, n=2)
+    choices = work.complete(ENGINE, generation, threading.Event()).choices
+    assert [c.seed for c in choices[:2]] == [c.seed for c in choices[2:4]]
+    assert [c.text for c in choices[:2]] == [c.text for c in choices[4:6]]
+
+
+@pytest.mark.parametrize("choices", [0, 1, 3])
+def test_encoding_by_choice_gives_the_same_bytes(choices: int) -> None:
+    body = {"id": "cmpl-1", "object": "text_completion", "created": 1, "model": MODEL,
+            "choices": [{"index": i, "text": f'say "choices":[] {i}\n', "logprobs": None}
+                        for i in range(choices)], "usage": {"total_tokens": 3}}
+    assert sse.encode_json_by_choice(body) == sse.encode_json(body)
+
+
+def test_a_large_answer_written_in_pieces_is_the_whole_body(server: LiveServer) -> None:
+    body = {"model": MODEL, "prompt": [" ".join(["word"] * 300)] * 40, "echo": True,
+            "logprobs": 5, "max_tokens": 0, "temperature": 0}
+    reply = server.post("/v1/completions", body, timeout=WAIT * 3)
+    assert reply.status == 200 and reply.complete
+    assert int(reply.headers["content-length"]) == len(reply.data) > 1 << 20
+    assert "transfer-encoding" not in reply.headers
+    assert len(reply.json()["choices"]) == 40
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_a_large_body_is_answered_as_a_small_one_is(server: LiveServer, stream: bool) -> None:
+    """Over 64 KiB the body is parsed, validated and converted on a thread: same answer."""
+    padding = "x" * (70 * 1024)
+    body = {"model": MODEL, "prompt": ["Hello there", padding[:10]], "max_tokens": 3,
+            "seed": 5, "stream": stream}
+    small = server.post("/v1/completions", body)
+    large = server.post("/v1/completions", {**body, "stream_options": {"pad": padding}}
+                        if stream else {**body, "user": padding})
+    assert small.status == large.status == 200
+    if stream:
+        def texts(reply: Any) -> list[Any]:
+            return [c["choices"] for c in reply.chunks()[:-1]]
+        assert texts(small) == texts(large)
+    else:
+        assert small.json()["choices"] == large.json()["choices"]
+    bad = server.post("/v1/completions", {**body, "user": padding, "max_tokens": 5000})
+    assert bad.status == 400 and bad.error["param"] == "max_tokens"
+
+
+@pytest.mark.parametrize("profile", ["openai", "friendli"])
+@pytest.mark.parametrize("suffix", [None, " END"])
+def test_rendering_by_choice_gives_the_same_bytes(profile: str, suffix: str | None) -> None:
+    completion = ENGINE.complete(_request(seed=3, n=2, echo=True, logprobs=2))
+    identity = Identity.new(model=MODEL, system_fingerprint="fp" if profile == "openai" else None)
+    whole = sse.encode_json(completion_body(completion, identity, profile=profile, suffix=suffix))
+    assert render_by_choice(completion, identity, profile=profile, suffix=suffix) == whole
