@@ -16,6 +16,8 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Protocol
 from urllib.parse import urlsplit
 
+import yaml
+
 import spec
 from conformance.client import Client
 from conformance.transport import Exchange, open_session
@@ -60,8 +62,11 @@ def pick_profile(explicit: str | None, base_url: str | None) -> spec.Profile:
         return spec.get_profile(name)
     except KeyError:
         raise UsageError(
-            f"--profile {name!r} is unknown; choose one of {', '.join(spec.profile_names())}"
+            f"--profile {name!r} is unknown; choose one of {', '.join(spec.profile_names())}, "
+            "or give the path of a profile YAML file"
         ) from None
+    except (OSError, ValueError, yaml.YAMLError, TypeError) as exc:
+        raise UsageError(f"--profile {name!r}: {exc}") from None
 
 
 def pick_features(

@@ -41,8 +41,9 @@ TARGET_OPTIONS: tuple[TargetOption, ...] = (
     TargetOption("base-url", "base URL as an OpenAI client takes it, e.g. "
                  "http://127.0.0.1:8000/v1 or https://api.friendli.ai/dedicated/v1",
                  {"metavar": "URL"}, pytest_aliases=("url",)),
-    TargetOption("profile", "contract profile: openai, openai-compatible or friendli "
-                 "(default: friendli for .../dedicated/v1 URLs, else openai)", {"metavar": "P"}),
+    TargetOption("profile", "contract profile: openai, openai-compatible, friendli, or the "
+                 "path of a vendor's profile YAML shaped like spec/profiles/*.yaml (default: "
+                 "friendli for .../dedicated/v1 URLs, else openai)", {"metavar": "P"}),
     TargetOption("model", "model to test (default: the first model the profile's model listing "
                  "gives; required for FriendliAI, whose dedicated endpoints have no listing: "
                  "pass the endpoint id)", {"metavar": "M"}),

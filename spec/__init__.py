@@ -26,6 +26,7 @@ from .profiles import (
     all_features,
     all_traits,
     get_profile,
+    load_profile,
     profile_names,
     profiles,
 )
@@ -48,6 +49,7 @@ __all__ = [
     "document_json",
     "get_profile",
     "load_document",
+    "load_profile",
     "make_standalone",
     "profile_document",
     "profile_names",

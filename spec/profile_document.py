@@ -1,8 +1,9 @@
 """The OpenAPI document narrowed to one profile, for generators such as schemathesis.
 
 Schemathesis generates from a whole OpenAPI document, not from a standalone JSON Schema; so a
-fuzz run for a profile needs a document that holds only that profile's operations (``x-profiles``
-on each operation) and whose request body lists only the profile's fields. Everything else is
+fuzz run for a profile needs a document that holds only that profile's operations (its
+``operations``: path, method and operationId) and whose request body lists only the profile's
+fields. Everything else is
 the shipped document, unchanged.
 """
 
@@ -17,11 +18,13 @@ def profile_document(name: str) -> dict[str, JSON]:
     profile = get_profile(name)
     document = load_document()
     paths: dict[str, JSON] = {}
+    served = {(op.path, op.method.lower(), op.operation_id) for op in profile.operations.values()}
     for path, item in document["paths"].items():
         kept = {
             method: operation
             for method, operation in item.items()
-            if isinstance(operation, dict) and name in operation.get("x-profiles", [])
+            if isinstance(operation, dict)
+            and (path, method.lower(), operation.get("operationId")) in served
         }
         if kept:
             paths[path] = kept

@@ -14,6 +14,7 @@ import functools
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from importlib import resources
+from pathlib import Path
 from typing import Literal
 
 import yaml
@@ -173,15 +174,47 @@ def profile_names() -> list[str]:
     return sorted(p.name[: -len(".yaml")] for p in folder.iterdir() if p.name.endswith(".yaml"))
 
 
-@functools.cache
+_LOADED: dict[str, Profile] = {}
+"""Profiles loaded from a file (:func:`load_profile`), by name, beside the shipped ones."""
+
+
 def get_profile(name: str) -> Profile:
-    """Load the profile ``name`` (``openai``, ``openai-compatible`` or ``friendli``)."""
+    """The profile ``name``: a shipped one (``openai``, ``openai-compatible``, ``friendli``),
+    one loaded from a file earlier, or the path of a profile YAML file (loaded now)."""
+    if name in _LOADED:
+        return _LOADED[name]
+    if name.endswith((".yaml", ".yml")) and Path(name).is_file():
+        return load_profile(Path(name))
+    return _shipped_profile(name)
+
+
+@functools.cache
+def _shipped_profile(name: str) -> Profile:
     if name not in profile_names():
-        raise KeyError(f"unknown profile {name!r}; choose one of {profile_names()}")
+        raise KeyError(f"unknown profile {name!r}; choose one of {profile_names()} or give "
+                       "the path of a profile YAML file")
     raw = yaml.safe_load(
         resources.files(__package__).joinpath("profiles").joinpath(f"{name}.yaml").read_text("utf-8")
     )
     return _build(raw)
+
+
+def load_profile(path: Path) -> Profile:
+    """A vendor's profile from its own YAML file (the shape of ``spec/profiles/*.yaml``): one
+    file is all a new OpenAI- or FriendliAI-shaped vendor needs. Afterwards its name works
+    wherever a shipped profile's does, in this process."""
+    raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+    if not isinstance(raw, dict) or not isinstance(raw.get("name"), str):
+        raise ValueError(f"{path}: not a profile (a YAML mapping with a name)")
+    if raw["name"] in profile_names():
+        raise ValueError(f"{path}: the name {raw['name']!r} is a shipped profile's")
+    profile = _build(raw)
+    _profile_schema_cached.cache_clear()
+    _profile_validator.cache_clear()
+    _LOADED[profile.name] = profile
+    for role in profile.schema_names:  # fail now on a schema the document lacks
+        profile.schema(role)  # type: ignore[arg-type]
+    return profile
 
 
 def _build(raw: dict[str, JSON]) -> Profile:

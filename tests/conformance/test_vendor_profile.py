@@ -1,0 +1,61 @@
+"""A new vendor is one YAML file: an OpenAI-shaped profile with its own error status, unknown-field
+policy and features, given to ``--profile`` as a path, drives the catalog and the fuzzer (rules
+are chosen by the profile's traits, never by its name)."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+import yaml
+
+import spec
+from conformance.cli import main
+from conformance.embedded import EmbeddedMock
+from conformance.rules import CATALOG
+
+SHIPPED = Path(spec.__file__).parent / "profiles" / "openai-compatible.yaml"
+
+
+def vendor_profile(folder: Path) -> Path:
+    raw = yaml.safe_load(SHIPPED.read_text(encoding="utf-8"))
+    raw.update(name="vendor-x", title="Vendor X")
+    raw["errors"]["invalid_request"] = [422]  # the mock answers 400: ERRORS-001 must say so
+    raw["unknown_fields"] = "reject"
+    raw["features"] = [f for f in raw["features"] if f != "logit_bias"]
+    path = folder / "vendor-x.yaml"
+    path.write_text(yaml.safe_dump(raw), encoding="utf-8")
+    return path
+
+
+def cli(*argv: str) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    return main(list(argv), out, err), out.getvalue(), err.getvalue()
+
+
+def test_a_vendor_profile_file_drives_the_catalog(mock: EmbeddedMock, tmp_path: Path) -> None:
+    path = vendor_profile(tmp_path)
+    report = tmp_path / "r.json"
+    status, out, err = cli("run", "-q", "--base-url", mock.openai_url, "--profile", str(path),
+                           "--json", str(report))
+    assert status == 1, out + err
+    results = {r["rule"]: r for r in json.loads(report.read_text())["results"]}
+    assert results["ERRORS-001"]["verdict"] == "FAIL"
+    assert results["ERRORS-001"]["finding"]["expected"] == [422]
+    assert results["PARAMS-002"]["message"] == "feature not claimed: logit_bias"
+    chosen = {rule.id for rule in CATALOG.select(profile=spec.get_profile(str(path)))}
+    assert set(results) == chosen
+    assert {"ERRORS-009", "ERRORS-007", "LOGPROBS-009", "ECHO-001"} <= chosen  # by traits
+    assert not {"FRIENDLI-001", "USAGE-011"} & chosen
+
+
+def test_a_vendor_profile_file_drives_the_fuzzer(mock: EmbeddedMock, tmp_path: Path) -> None:
+    path = vendor_profile(tmp_path)
+    report = tmp_path / "f.json"
+    status, out, err = cli("fuzz", "--base-url", mock.openai_url, "--profile", str(path),
+                           "--model", "reference-ngram", "--max-examples", "10", "--seed", "1",
+                           "--workers", "1", "-q", "--no-shrink", "--json", str(report))
+    assert status in (0, 1), out + err
+    data = json.loads(report.read_text())
+    assert data["profile"] == "vendor-x" and data["examples"] > 0
