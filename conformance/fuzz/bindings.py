@@ -205,44 +205,27 @@ def models_list(sample: Sample) -> Outcomes | None:
     return _filed("models", "list", sample) if sample.operation == "models" else None
 
 
-BINDINGS: dict[str, Binder] = {
-    "CONTENT-TYPE-003": invalid,
-    "ERRORS-001": invalid,
-    "ERRORS-002": invalid,
-    "ERRORS-003": invalid,
-    "ERRORS-004": invalid,
-    "ERRORS-007": invalid,
-    "USAGE-002": usage_unrequested,
-    "USAGE-003": usage_stream,
-    "USAGE-004": usage_stream,
-    "USAGE-005": usage_stream,
-    "USAGE-011": usage_stream,
-    "FRIENDLI-002": any_stream,
-    "PARAMS-007": length_short,
-    "STOP-001": stopped,
-    "USAGE-008": greedy_plain,
-    "USAGE-009": any_plain,
-    "USAGE-010": any_plain,
-    "INDICES-004": plain,
-    "LOGPROBS-001": logprobs,
-    "LOGPROBS-002": logprobs,
-    "LOGPROBS-003": logprobs,
-    "LOGPROBS-004": logprobs,
-    "LOGPROBS-005": logprobs,
-    "LOGPROBS-006": logprobs,
-    "LOGPROBS-007": logprobs,
-    "LOGPROBS-008": logprobs,
-    "LOGPROBS-009": logprobs,
-    "ECHO-002": echo_scored,
-    "ECHO-003": echo_scored,
-    "MODELS-001": models_list,
-    "MODELS-002": models_list,
+BINDERS: dict[str, Binder] = {
+    "invalid": invalid,
+    "usage-unrequested": usage_unrequested,
+    "usage-stream": usage_stream,
+    "any-stream": any_stream,
+    "length-short": length_short,
+    "stopped": stopped,
+    "greedy-plain": greedy_plain,
+    "any-plain": any_plain,
+    "plain": plain,
+    "logprobs": logprobs,
+    "echo-scored": echo_scored,
+    "models-list": models_list,
 }
-"""Rules that read one exchange of a known shape, and how a fuzzed exchange gets that shape."""
+"""The shapes of exchange a rule can name as its ``fuzz`` binding, and how a fuzzed exchange
+gets each shape."""
 
 
 def binder_for(rule: Rule) -> Binder | None:
-    """How ``rule`` reads a fuzzed exchange; None when it needs more than one."""
+    """How ``rule`` reads a fuzzed exchange (its ``fuzz`` shape); None when it needs more than
+    one."""
     if rule.scan:
         return scan
-    return BINDINGS.get(rule.id)
+    return BINDERS[rule.fuzz] if rule.fuzz is not None else None

@@ -41,6 +41,7 @@ class Registry:
         features: Iterable[str] = (),
         faults: Iterable[str] = (),
         scan: bool = False,
+        fuzz: str | None = None,
     ) -> Callable[[Check], Check]:
         """Decorator: register the decorated function as the check of a new rule."""
 
@@ -59,6 +60,7 @@ class Registry:
                     features=tuple(features),
                     faults=tuple(faults),
                     scan=scan,
+                    fuzz=fuzz,
                 )
             )
             return check

@@ -120,6 +120,7 @@ class Rule:
     features: tuple[str, ...] = ()
     faults: tuple[str, ...] = ()
     scan: bool = False
+    fuzz: str | None = None
 
     def __post_init__(self) -> None:
         if not RULE_ID.match(self.id):

@@ -57,7 +57,7 @@ def bodies_are_json(ctx: CheckContext) -> None:
     requirement="An error response (4xx or 5xx) to a completion request has Content-Type "
     "application/json, streamed request or not.",
     citation=f"{DOC}#/components/responses/BadRequest",
-    source=SPEC, probes=("invalid",), faults=("error-no-envelope",),
+    source=SPEC, probes=("invalid",), faults=("error-no-envelope",), fuzz="invalid",
 )
 def errors_are_json(ctx: CheckContext) -> None:
     outcome = ctx.outcome("invalid")

@@ -72,7 +72,7 @@ def echo_prepends_prompt(ctx: CheckContext) -> None:
     "(nothing precedes the first prompt token).",
     citation=f"{ECHO}; {SCHEMAS}/LogprobsObject (FIX comments); {BUGS} #23",
     source=SPEC, probes=("echo",), traits=OPENAI_WIRE, features=("echo", "echo_logprobs"),
-    faults=("echo-logprobs-first-not-null",),
+    faults=("echo-logprobs-first-not-null",), fuzz="echo-scored",
 )
 def first_prompt_logprob_null(ctx: CheckContext) -> None:
     prompt, choice = echoed_choice(ctx, "ns")
@@ -98,7 +98,7 @@ def first_prompt_logprob_null(ctx: CheckContext) -> None:
     citation=f"{ECHO} (\"With logprobs, the prompt tokens get log probabilities too\"); "
     f"{BUGS} #23",
     source=SPEC, probes=("echo",), traits=OPENAI_WIRE, features=("echo", "echo_logprobs"),
-    faults=("echo-prompt-logprobs-missing",),
+    faults=("echo-prompt-logprobs-missing",), fuzz="echo-scored",
 )
 def prompt_tokens_scored(ctx: CheckContext) -> None:
     prompt, choice = echoed_choice(ctx, "ns")

@@ -63,6 +63,7 @@ def _status_rule(ctx: CheckContext, kinds: tuple[str, ...]) -> None:
     citation=f"{RESPONSES}/BadRequest, UnprocessableEntity; spec/profiles/*.yaml "
     f"errors.invalid_request; {BUGS} #12, #31",
     source=SPEC, probes=("invalid",), faults=("invalid-input-200", "error-in-stream"),
+    fuzz="invalid",
 )
 def invalid_input_rejected(ctx: CheckContext) -> None:
     _status_rule(ctx, ("schema", "malformed"))
@@ -72,7 +73,7 @@ def invalid_input_rejected(ctx: CheckContext) -> None:
     "ERRORS-002", MUST, "Invalid input never gets a 5xx",
     requirement="No invalid request is answered with a server error (5xx).",
     citation=f"{RESPONSES}/BadRequest; {BUGS} #31",
-    source=SPEC, probes=("invalid",), faults=("invalid-input-500",),
+    source=SPEC, probes=("invalid",), faults=("invalid-input-500",), fuzz="invalid",
 )
 def no_server_error(ctx: CheckContext) -> None:
     fail_each([
@@ -92,7 +93,7 @@ def no_server_error(ctx: CheckContext) -> None:
     '{"message", "type", "param", "code"}} (FriendliAI also FastAPI\'s {"detail": [...]}).',
     citation=f"{SCHEMAS}/ErrorResponse, LenientErrorResponse, FriendliErrorResponse; "
     f"{BUGS} #31",
-    source=SPEC, probes=("invalid",), faults=("error-no-envelope",),
+    source=SPEC, probes=("invalid",), faults=("error-no-envelope",), fuzz="invalid",
 )
 def error_envelope(ctx: CheckContext) -> None:
     validator = ctx.profile.validator("error")
@@ -128,7 +129,7 @@ def error_envelope(ctx: CheckContext) -> None:
     "n), streamed or not, get the profile's 4xx.",
     citation=f"{DOC}#/x-cross-field-rules; {BUGS} #20",
     source=SPEC, probes=("invalid",),
-    faults=("stream-options-ignored-error", "invalid-input-200", "error-in-stream"),
+    faults=("stream-options-ignored-error", "invalid-input-200", "error-in-stream"), fuzz="invalid",
 )
 def cross_field_rejected(ctx: CheckContext) -> None:
     _status_rule(ctx, ("cross-field",))
@@ -193,7 +194,7 @@ def healthy_after(ctx: CheckContext) -> None:
     citation=f"{SCHEMAS}/Logprobs; spec/profiles/openai-compatible.yaml limits; {BUGS} "
     "peer check 5 (\"treat >5 as a strict-mode check\")",
     source=SPEC, probes=("invalid",), traits=("openai_limits=recommended",),
-    faults=("invalid-input-200",),
+    faults=("invalid-input-200",), fuzz="invalid",
 )
 def openai_limits_enforced(ctx: CheckContext) -> None:
     _status_rule(ctx, ("limit",))

@@ -61,7 +61,7 @@ def tokens_prompt_accepted(ctx: CheckContext) -> None:
     "in choices[].token.",
     citation=f"{SCHEMAS}/FriendliChunkChoice/properties/token",
     source=API, probes=("greedy",), traits=FRIENDLI_WIRE, features=("token_field",),
-    faults=("token-field-missing",),
+    faults=("token-field-missing",), fuzz="any-stream",
 )
 def chunks_carry_token(ctx: CheckContext) -> None:
     view = ctx.stream("greedy", "s")

@@ -94,7 +94,7 @@ def prompt_order(ctx: CheckContext) -> None:
     requirement="A non-streamed response lists its choices by ascending index.",
     citation=f"{PROMPT} (OpenAI returns them in order)",
     source=SPEC, probes=("batch",), features=("n", "prompt_lists"),
-    faults=("choices-unordered",),
+    faults=("choices-unordered",), fuzz="plain",
 )
 def listed_in_order(ctx: CheckContext) -> None:
     body = ctx.response("batch", "ns")

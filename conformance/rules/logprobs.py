@@ -70,6 +70,7 @@ def _consistent(ctx: CheckContext) -> Iterator[tuple[str, str, Arrays, str]]:
     "not.",
     citation=f"{LOGPROBS}; {BUGS} #29",
     source=SPEC, probes=("logprobs",), features=("logprobs",), faults=("logprobs-missing",),
+    fuzz="logprobs",
 )
 def logprobs_present(ctx: CheckContext) -> None:
     for label, _, value, _ in _requested(ctx):
@@ -89,7 +90,7 @@ def logprobs_present(ctx: CheckContext) -> None:
     "chosen tokens' logprobs.",
     citation=f"{LOGPROBS} (\"0 still returns the logprobs object\"); {BUGS} #26",
     source=SPEC, probes=("logprobs",), features=("logprobs",),
-    faults=("logprobs-zero-off", "logprobs-missing"),
+    faults=("logprobs-zero-off", "logprobs-missing"), fuzz="logprobs",
 )
 def logprobs_zero_present(ctx: CheckContext) -> None:
     choice = choice_of(ctx, "logprobs", "l0")
@@ -107,7 +108,7 @@ def logprobs_zero_present(ctx: CheckContext) -> None:
     "token each.",
     citation=f"{OBJECT}; {BUGS} #28",
     source=SPEC, probes=("logprobs",), features=("logprobs",),
-    faults=("logprobs-arrays-unequal",),
+    faults=("logprobs-arrays-unequal",), fuzz="logprobs",
 )
 def arrays_equal(ctx: CheckContext) -> None:
     for label, _, arrays, _ in _arrays(ctx):
@@ -148,7 +149,7 @@ def _echo_arrays(ctx: CheckContext) -> Iterator[tuple[str, str, str, Arrays]]:
     "under echo, the prompt and completion (or the completion alone, which ECHO-003 judges).",
     citation=f"{OBJECT}; {BUGS} #28",
     source=SPEC, probes=("logprobs", "echo"), features=("logprobs",),
-    faults=("logprobs-tokens-mismatch",),
+    faults=("logprobs-tokens-mismatch",), fuzz="logprobs",
 )
 def tokens_join_to_text(ctx: CheckContext) -> None:
     judged, skipped = False, None
@@ -207,7 +208,7 @@ def _check_offsets(ctx: CheckContext, *, from_completion: bool = False) -> None:
     "streamed and not.",
     citation=f"{OBJECT}; {BUGS} #27",
     source=SPEC, probes=("logprobs",), traits=("text_offsets=from_prompt",), features=("logprobs",),
-    faults=("logprobs-offsets-misaligned", "logprobs-offsets-from-completion"),
+    faults=("logprobs-offsets-misaligned", "logprobs-offsets-from-completion"), fuzz="logprobs",
 )
 def offsets_from_prompt(ctx: CheckContext) -> None:
     _check_offsets(ctx)
@@ -219,7 +220,7 @@ def offsets_from_prompt(ctx: CheckContext) -> None:
     "logprobs + 1 alternatives.",
     citation=f"{LOGPROBS} (\"up to logprobs + 1 entries per position\"); {BUGS} #28",
     source=SPEC, probes=("logprobs",), features=("logprobs",),
-    faults=("logprobs-too-many-top",),
+    faults=("logprobs-too-many-top",), fuzz="logprobs",
 )
 def top_sized(ctx: CheckContext) -> None:
     top = ctx.note("logprobs", "top")
@@ -243,7 +244,7 @@ def top_sized(ctx: CheckContext) -> None:
     "CreateCompletionRequest.logprobs (\"The API will always return the logprob of the sampled "
     f"token\"); {BUGS} #28",
     source=SPEC, probes=("logprobs",), features=("logprobs",),
-    faults=("logprobs-top-missing-chosen",),
+    faults=("logprobs-top-missing-chosen",), fuzz="logprobs",
 )
 def top_holds_chosen(ctx: CheckContext) -> None:
     for label, _, arrays, _ in _consistent(ctx):
@@ -265,6 +266,7 @@ def top_holds_chosen(ctx: CheckContext) -> None:
     requirement="Every token_logprobs and top_logprobs value is a log probability: <= 0.",
     citation=f"{OBJECT}; {BUGS} #28",
     source=SPEC, probes=("logprobs",), features=("logprobs",), faults=("logprobs-positive",),
+    fuzz="logprobs",
 )
 def logprobs_not_positive(ctx: CheckContext) -> None:
     for label, _, arrays, _ in _arrays(ctx):
@@ -286,7 +288,7 @@ def logprobs_not_positive(ctx: CheckContext) -> None:
     "servers count from the completion; any other offset is wrong.",
     citation=f"{OBJECT}; {BUGS} #27",
     source=SPEC, probes=("logprobs",), traits=("text_offsets=from_prompt_or_completion",),
-    features=("logprobs",), faults=("logprobs-offsets-misaligned",),
+    features=("logprobs",), faults=("logprobs-offsets-misaligned",), fuzz="logprobs",
 )
 def offsets_from_prompt_lenient(ctx: CheckContext) -> None:
     _check_offsets(ctx, from_completion=True)

@@ -30,6 +30,7 @@ def _models(ctx: CheckContext) -> object:
     '"model", created, owned_by}, ...]}.',
     citation=f"{SCHEMAS}/ModelList",
     source=SPEC, probes=("models",), traits=("operation=models",), faults=("models-shape-wrong",),
+    fuzz="models-list",
 )
 def models_shape(ctx: CheckContext) -> None:
     body = _models(ctx)
@@ -47,6 +48,7 @@ def models_shape(ctx: CheckContext) -> None:
     requirement="The model the completions are requested from appears in GET /models.",
     citation=f"{SCHEMAS}/ModelList",
     source=SPEC, probes=("models",), traits=("operation=models",), faults=("model-unlisted",),
+    fuzz="models-list",
 )
 def model_listed(ctx: CheckContext) -> None:
     body = _models(ctx)

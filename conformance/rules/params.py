@@ -186,7 +186,7 @@ def best_of_equal_n(ctx: CheckContext) -> None:
     requirement="completion_tokens and the number of generated logprobs tokens never exceed "
     "max_tokens.",
     citation=f"{SCHEMAS}/MaxTokens; {BUGS} #5",
-    source=SPEC, probes=("greedy", "length"), faults=("max-tokens-overrun",),
+    source=SPEC, probes=("greedy", "length"), faults=("max-tokens-overrun",), fuzz="length-short",
 )
 def max_tokens_honoured(ctx: CheckContext) -> None:
     for probe, key in (("length", "short"), ("greedy", "ns")):

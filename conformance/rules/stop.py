@@ -32,7 +32,7 @@ def _oracle(ctx: CheckContext) -> tuple[str, str, str]:
     requirement="The returned text contains no stop string of the request: not the one that "
     "ended generation, nor one that never matched.",
     citation=f"{STOP} (\"the returned text never contains them\"); {BUGS} #21",
-    source=SPEC, probes=("stop",), features=("stop",), faults=("stop-leak",),
+    source=SPEC, probes=("stop",), features=("stop",), faults=("stop-leak",), fuzz="stopped",
 )
 def stop_excluded(ctx: CheckContext) -> None:
     notes = ctx.outcome("stop").notes  # the probe's oracle; a fuzzed request has none

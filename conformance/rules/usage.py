@@ -60,7 +60,7 @@ def totals_add_up(ctx: CheckContext) -> None:
     requirement="With stream_options absent, {} or include_usage false, no chunk carries a "
     "usage object.",
     citation=f"{INCLUDE_USAGE}; {BUGS} #7",
-    source=SPEC, probes=("usage-matrix",), faults=("usage-unrequested",),
+    source=SPEC, probes=("usage-matrix",), faults=("usage-unrequested",), fuzz="usage-unrequested",
 )
 def no_usage_unrequested(ctx: CheckContext) -> None:
     recorded = ctx.outcome("usage-matrix").requests
@@ -84,7 +84,7 @@ def no_usage_unrequested(ctx: CheckContext) -> None:
     "[DONE].",
     citation=f"{INCLUDE_USAGE}; {BUGS} #6",
     source=SPEC, probes=("greedy",), features=("include_usage",),
-    faults=("usage-missing", "done-early"),
+    faults=("usage-missing", "done-early"), fuzz="usage-stream",
 )
 def usage_when_requested(ctx: CheckContext) -> None:
     view = ctx.stream("greedy", "s")
@@ -103,7 +103,7 @@ def usage_when_requested(ctx: CheckContext) -> None:
     "on a finish chunk is tolerated).",
     citation=f"{SCHEMAS}/UsageChunk; {BUGS} #6, #9",
     source=SPEC, probes=("greedy",), features=("include_usage",),
-    faults=("usage-choices-not-empty",),
+    faults=("usage-choices-not-empty",), fuzz="usage-stream",
 )
 def usage_chunk_shape(ctx: CheckContext) -> None:
     view = ctx.stream("greedy", "s")
@@ -126,7 +126,7 @@ def usage_chunk_shape(ctx: CheckContext) -> None:
     "usage, [DONE]).",
     citation=f"{INCLUDE_USAGE}; {BUGS} #9",
     source=SPEC, probes=("greedy",), features=("include_usage",),
-    faults=("usage-before-finish",),
+    faults=("usage-before-finish",), fuzz="usage-stream",
 )
 def usage_after_finish(ctx: CheckContext) -> None:
     view = ctx.stream("greedy", "s")
@@ -199,6 +199,7 @@ def prompt_tokens_once(ctx: CheckContext) -> None:
     "not below max_tokens.",
     citation=f"{SCHEMAS}/Usage/properties/completion_tokens; {BUGS} #5",
     source=SPEC, probes=("greedy", "length"), faults=("usage-completion-off-by-one",),
+    fuzz="greedy-plain",
 )
 def completion_tokens_on_length(ctx: CheckContext) -> None:
     for probe, key in (("greedy", "ns"), ("length", "short")):
@@ -231,6 +232,7 @@ def _usage_present(ctx: CheckContext) -> None:
     requirement="A non-streamed FriendliAI completion carries usage (it is required).",
     citation=f"{SCHEMAS}/FriendliCompletionResponse",
     source=API, probes=("greedy",), traits=FRIENDLI_WIRE, faults=("usage-missing",),
+    fuzz="any-plain",
 )
 def friendli_usage_present(ctx: CheckContext) -> None:
     _usage_present(ctx)
@@ -241,7 +243,7 @@ def friendli_usage_present(ctx: CheckContext) -> None:
     requirement="A non-streamed completion carries usage (optional in OpenAI's schema, always "
     "sent by OpenAI).",
     citation=f"{SCHEMAS}/CompletionResponse/properties/usage",
-    source=API, probes=("greedy",), traits=OPENAI_WIRE, faults=("usage-missing",),
+    source=API, probes=("greedy",), traits=OPENAI_WIRE, faults=("usage-missing",), fuzz="any-plain",
 )
 def openai_usage_present(ctx: CheckContext) -> None:
     _usage_present(ctx)
@@ -254,7 +256,7 @@ def openai_usage_present(ctx: CheckContext) -> None:
     'null value").',
     citation=f"{INCLUDE_USAGE}; spec/profiles/openai.yaml stream.usage_key_on_chunks",
     source=API, probes=("greedy",), traits=("usage_key_on_chunks=null",),
-    features=("include_usage",), faults=("usage-key-missing-on-chunks",),
+    features=("include_usage",), faults=("usage-key-missing-on-chunks",), fuzz="usage-stream",
 )
 def usage_null_elsewhere(ctx: CheckContext) -> None:
     view = ctx.stream("greedy", "s")

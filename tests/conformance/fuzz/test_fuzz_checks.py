@@ -8,7 +8,7 @@ from fuzz_support import chunk, completion, response, sample, settings, sse
 from schemathesis.checks import CHECKS
 
 import spec
-from conformance.fuzz.bindings import BINDINGS, binder_for, echo_scored, invalid, logprobs
+from conformance.fuzz.bindings import BINDERS, binder_for, echo_scored, invalid, logprobs
 from conformance.fuzz.bodies import Caps
 from conformance.fuzz.checks import (
     FUZZABLE,
@@ -35,7 +35,8 @@ def run(profile: str = "openai", strict: bool = True) -> FuzzRun:
 def test_every_scan_rule_and_every_binding_is_registered_under_its_id() -> None:
     ids = {rule.id for rule in FUZZABLE}
     assert {rule.id for rule in CATALOG if rule.scan} <= ids
-    assert set(BINDINGS) <= ids
+    assert {rule.id for rule in CATALOG if rule.fuzz} <= ids
+    assert {rule.fuzz for rule in CATALOG if rule.fuzz} <= set(BINDERS)  # no unknown shape
     assert all(binder_for(CATALOG.get(i)) is not None for i in ids)
     assert set(CHECKS.get_all_names()) >= ids
 
