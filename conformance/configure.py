@@ -53,11 +53,21 @@ def parse_headers(values: Iterable[str]) -> tuple[tuple[str, str], ...]:
     return tuple(headers)
 
 
+DEFAULT_PROFILE = "openai"
+
+
+def _profile_for_url(base_url: str | None) -> str:
+    """The shipped profile whose base path ends the URL's path, the most specific first
+    (``.../dedicated/v1`` is FriendliAI's); else the default."""
+    path = urlsplit(base_url).path.rstrip("/") if base_url else ""
+    default = spec.get_profile(DEFAULT_PROFILE)
+    found = max((p for p in spec.profiles().values() if path.endswith(p.base_path)),
+                key=lambda p: len(p.base_path), default=default)
+    return default.name if found.base_path == default.base_path else found.name
+
+
 def pick_profile(explicit: str | None, base_url: str | None) -> spec.Profile:
-    name = explicit
-    if name is None:
-        path = urlsplit(base_url).path.rstrip("/") if base_url else ""
-        name = "friendli" if path.endswith("/dedicated/v1") else "openai"
+    name = explicit if explicit is not None else _profile_for_url(base_url)
     try:
         return spec.get_profile(name)
     except KeyError:
