@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import time
 
 import pytest
 
@@ -239,15 +238,13 @@ def test_done_sentinel() -> None:
     assert [is_done_sentinel(e) for e in events] == [True, False]
 
 
-def test_ten_thousand_events_parse_fast() -> None:
+def test_ten_thousand_events_parse_cleanly() -> None:
+    """Many events fed in socket-sized pieces (the speed goal, 10,000 in under 0.1 s, is
+    measured by benchmarks/bench_sse.py, not asserted here)."""
     body = b"".join(
         b"data: " + json.dumps({"choices": [{"text": f" t{i}", "index": 0}]}).encode() + b"\n\n"
         for i in range(10_000)
     )
-    best = 1.0
-    for _ in range(3):
-        started = time.perf_counter()
-        parser, events = parse(body, split=4096)
-        best = min(best, time.perf_counter() - started)
+    parser, events = parse(body, split=4096)
     assert len(events) == 10_000 and parser.observations == ()
-    assert best < 0.1
+    assert json.loads(events[-1].data)["choices"][0]["text"] == " t9999"
