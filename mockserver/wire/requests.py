@@ -15,14 +15,14 @@ Fields that change the wire and not the generation (``stream``, ``stream_options
 
 from __future__ import annotations
 
-import re
 import sys
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from reference_engine.errors import InvalidRequestError, UnsupportedParameterError
 from reference_engine.request import GenerationRequest, PromptInput
-from reference_engine.sampling import SamplingParams
+from reference_engine.sampling import InvalidParameter, SamplingParams
+from reference_engine.sampling.params import RESPONSE_FORMAT_TYPES
 from spec import JSON
 
 from .profiles import wire_profile
@@ -40,8 +40,6 @@ FRIENDLI_SAMPLING_FIELDS = (
 SMALLEST_TOP_P = sys.float_info.min
 """OpenAI allows ``top_p: 0``; the engine's nucleus filter needs a positive mass. The smallest
 positive float keeps exactly the most likely token, which is what 0 means."""
-
-_FIELD_NAME = re.compile(r"[a-z_]+")
 
 
 def integral_numbers(value: JSON) -> JSON:
@@ -175,16 +173,56 @@ def _reject_unsupported(body: Mapping[str, JSON]) -> None:
 
 
 def _sampling(body: Mapping[str, JSON], fields: tuple[str, ...]) -> SamplingParams:
+    """The engine's sampling keywords from the wire's forms: ``null`` means default,
+    ``logit_bias`` keys are id strings (``{"50256": -100}``), ``bad_word_tokens`` is
+    ``[{"tokens": [...]}, ...]`` (bare id lists too), ``response_format`` is
+    ``{"type": ...}``. The engine's errors name their parameter."""
     wire: dict[str, Any] = {name: body[name] for name in fields if body.get(name) is not None}
     if wire.get("top_p") == 0:
         wire["top_p"] = SMALLEST_TOP_P
+    if "logit_bias" in wire:
+        wire["logit_bias"] = _logit_bias(wire["logit_bias"])
+    raw_words = wire.get("bad_word_tokens")
+    if isinstance(raw_words, Sequence) and not isinstance(raw_words, (str, bytes)):
+        wire["bad_word_tokens"] = [
+            item.get("tokens") if isinstance(item, Mapping) else item for item in raw_words
+        ]
+    if "response_format" in wire:
+        wire["response_format"] = _response_format_type(wire["response_format"])
     try:
-        return SamplingParams.from_request(wire)
-    except (TypeError, ValueError) as error:
-        message = str(error)
-        match = _FIELD_NAME.match(message)
-        param = match.group(0) if match and match.group(0) in fields else None
-        raise InvalidRequestError(message, param=param) from None
+        return SamplingParams(**wire)
+    except InvalidParameter as error:
+        param = error.param if error.param in fields else None
+        raise InvalidRequestError(str(error), param=param) from None
+
+
+def _logit_bias(raw: object) -> dict[int, Any]:
+    if not isinstance(raw, Mapping):
+        raise InvalidRequestError(f"logit_bias must be an object, got {raw!r}",
+                                  param="logit_bias")
+    return {_wire_token_id(key): bias for key, bias in raw.items()}
+
+
+def _wire_token_id(key: object) -> int:
+    if isinstance(key, str) and key.isascii() and key.isdigit():
+        return int(key)
+    if isinstance(key, int) and not isinstance(key, bool):
+        return key
+    raise InvalidRequestError(f"logit_bias keys must be token ids, got {key!r}",
+                              param="logit_bias")
+
+
+def _response_format_type(raw: object) -> object:
+    """``{"type": "json_object"}`` -> ``"json_object"``; a bad type keeps the whole value in
+    the engine's message."""
+    kind = raw.get("type") if isinstance(raw, Mapping) else raw
+    if kind not in RESPONSE_FORMAT_TYPES:
+        raise InvalidRequestError(
+            f"response_format type must be one of {', '.join(RESPONSE_FORMAT_TYPES)}, "
+            f"got {raw!r}",
+            param="response_format",
+        )
+    return kind
 
 
 def _is_token_id(value: object) -> bool:

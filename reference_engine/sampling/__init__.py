@@ -25,7 +25,7 @@ from .json_object import (
     json_object_constraint,
 )
 from .logprobs import LOGPROB_FLOOR, finite_logprob, log_softmax, top_logprobs
-from .params import FrozenMap, SamplingParams
+from .params import FrozenMap, InvalidParameter, SamplingParams, WrongParameterType
 from .penalties import apply_presence_frequency_penalty, apply_repetition_penalty
 from .pipeline import process_logits
 from .rng import SeededRng
@@ -35,6 +35,7 @@ from .truncation import min_p_filter, top_k_filter, top_p_filter, xtc_filter
 __all__ = [
     "LOGPROB_FLOOR",
     "FrozenMap",
+    "InvalidParameter",
     "JsonGrammar",
     "JsonObjectConstraint",
     "JsonState",
@@ -44,6 +45,7 @@ __all__ = [
     "SamplingParams",
     "SeededRng",
     "TokenFilter",
+    "WrongParameterType",
     "apply_bad_words",
     "apply_json_object",
     "apply_logit_bias",

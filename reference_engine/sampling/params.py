@@ -17,11 +17,27 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 GREEDY_BELOW = 1e-5
 RESPONSE_FORMAT_TYPES = ("text", "json_object", "json_schema", "regex")
 JSON_RESPONSE_FORMATS = frozenset({"json_object", "json_schema"})
+
+
+class InvalidParameter(ValueError):
+    """A sampling parameter outside its domain; ``param`` names it (``logit_bias`` for
+    ``logit_bias[50256]``), so a server can report the field without reading the message."""
+
+    def __init__(self, param: str, message: str) -> None:
+        super().__init__(message)
+        self.param = param
+
+
+class WrongParameterType(InvalidParameter, TypeError):
+    """A sampling parameter of the wrong type (also a ``TypeError``)."""
+
+
+def _root(name: str) -> str:
+    return name.split("[", 1)[0]
 
 
 class FrozenMap(Mapping[int, float]):
@@ -58,32 +74,38 @@ class FrozenMap(Mapping[int, float]):
 
 def _number(name: str, value: object, lo: float, hi: float, *, lo_open: bool = False) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise TypeError(f"{name} must be a number, got {value!r}")
+        raise WrongParameterType(_root(name), f"{name} must be a number, got {value!r}")
     number = float(value)
     too_low = number <= lo if lo_open else number < lo
     if math.isnan(number) or too_low or number > hi:
         left = "(" if lo_open else "["
-        raise ValueError(f"{name} must be in {left}{lo:g}, {hi:g}], got {value!r}")
+        raise InvalidParameter(
+            _root(name), f"{name} must be in {left}{lo:g}, {hi:g}], got {value!r}"
+        )
     return number
 
 
 def _integer(name: str, value: object, lo: int) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError(f"{name} must be an integer, got {value!r}")
+        raise WrongParameterType(_root(name), f"{name} must be an integer, got {value!r}")
     if value < lo:
-        raise ValueError(f"{name} must be >= {lo}, got {value!r}")
+        raise InvalidParameter(_root(name), f"{name} must be >= {lo}, got {value!r}")
     return value
 
 
 def _token_id(name: str, value: object) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise ValueError(f"{name} must hold non-negative integer token ids, got {value!r}")
+        raise InvalidParameter(
+            _root(name), f"{name} must hold non-negative integer token ids, got {value!r}"
+        )
     return value
 
 
 def _logit_bias(value: object) -> FrozenMap:
     if not isinstance(value, Mapping):
-        raise TypeError(f"logit_bias must be a mapping of token id to bias, got {value!r}")
+        raise WrongParameterType(
+            "logit_bias", f"logit_bias must be a mapping of token id to bias, got {value!r}"
+        )
     items: dict[int, float] = {}
     for key, bias in value.items():
         token = _token_id("logit_bias", key)
@@ -93,12 +115,15 @@ def _logit_bias(value: object) -> FrozenMap:
 
 def _bad_word_tokens(value: object) -> tuple[tuple[int, ...], ...]:
     if isinstance(value, (str, bytes)) or not isinstance(value, Sequence):
-        raise TypeError(f"bad_word_tokens must be a list of token id lists, got {value!r}")
+        raise WrongParameterType(
+            "bad_word_tokens", f"bad_word_tokens must be a list of token id lists, got {value!r}"
+        )
     sequences = []
     for index, seq in enumerate(value):
         if isinstance(seq, (str, bytes)) or not isinstance(seq, Sequence) or not seq:
-            raise ValueError(
-                f"bad_word_tokens[{index}] must be a non-empty list of token ids, got {seq!r}"
+            raise InvalidParameter(
+                "bad_word_tokens",
+                f"bad_word_tokens[{index}] must be a non-empty list of token ids, got {seq!r}",
             )
         sequences.append(tuple(_token_id(f"bad_word_tokens[{index}]", t) for t in seq))
     return tuple(sequences)
@@ -107,21 +132,24 @@ def _bad_word_tokens(value: object) -> tuple[tuple[int, ...], ...]:
 def _response_format(value: object) -> str | None:
     if value is None:
         return None
-    kind = value.get("type") if isinstance(value, Mapping) else value
-    if kind not in RESPONSE_FORMAT_TYPES:
-        raise ValueError(
-            f"response_format type must be one of {', '.join(RESPONSE_FORMAT_TYPES)}, got {value!r}"
+    if value not in RESPONSE_FORMAT_TYPES:
+        raise InvalidParameter(
+            "response_format",
+            f"response_format type must be one of {', '.join(RESPONSE_FORMAT_TYPES)}, "
+            f"got {value!r}",
         )
-    return str(kind)
+    return str(value)
 
 
 @dataclass(frozen=True)
 class SamplingParams:
     """Every request parameter that changes which token is picked, validated and immutable.
 
-    ``response_format`` accepts ``None``, a type string or a ``{"type": ...}`` mapping and is
-    stored as the type string. ``logit_bias`` accepts any int-keyed mapping and is stored as a
-    ``FrozenMap``; ``bad_word_tokens`` any list of non-empty id lists, stored as tuples.
+    The engine's own types, no wire forms (``mockserver/wire/`` turns request JSON into
+    these keywords): ``response_format`` is ``None`` or a type string; ``logit_bias`` any
+    int-keyed mapping, stored as a ``FrozenMap``; ``bad_word_tokens`` any list of non-empty id
+    lists, stored as tuples. A value outside its domain raises :class:`InvalidParameter`
+    (:class:`WrongParameterType` for a wrong type) naming the parameter.
     """
 
     temperature: float = 1.0
@@ -137,7 +165,7 @@ class SamplingParams:
     min_tokens: int = 0
     xtc_threshold: float = 0.0
     xtc_probability: float = 0.0
-    response_format: str | None = None  # a {"type": ...} mapping is accepted and converted
+    response_format: str | None = None
     # Derived once in __post_init__ so the hot path can skip everything with two lookups:
     # a logit processor other than min_tokens (which depends on the step) is on; a truncation
     # filter is on.
@@ -158,7 +186,10 @@ class SamplingParams:
             _number("repetition_penalty", self.repetition_penalty, 0.0, math.inf, lo_open=True),
         )
         if math.isinf(self.repetition_penalty):
-            raise ValueError(f"repetition_penalty must be finite, got {self.repetition_penalty!r}")
+            raise InvalidParameter(
+                "repetition_penalty",
+                f"repetition_penalty must be finite, got {self.repetition_penalty!r}",
+            )
         put(self, "no_repeat_ngram", _integer("no_repeat_ngram", self.no_repeat_ngram, 1))
         put(self, "logit_bias", _logit_bias(self.logit_bias))
         put(self, "bad_word_tokens", _bad_word_tokens(self.bad_word_tokens))
@@ -202,38 +233,3 @@ class SamplingParams:
         """The output is constrained to one JSON object (``json_object`` or ``json_schema``)."""
         return self.response_format in JSON_RESPONSE_FORMATS
 
-    @classmethod
-    def from_request(cls, body: Mapping[str, Any]) -> SamplingParams:
-        """Build from a decoded request body (OpenAI or FriendliAI): ``null`` means default.
-
-        Converts the wire forms: ``logit_bias`` keys are id strings (``{"50256": -100}``),
-        ``bad_word_tokens`` is ``[{"tokens": [...]}, ...]`` (bare id lists are accepted too),
-        ``response_format`` is ``{"type": ...}``. Unknown keys are ignored.
-        """
-        kwargs: dict[str, Any] = {}
-        for name in cls.__dataclass_fields__:
-            if name in ("has_logit_processors", "truncates"):
-                continue
-            value = body.get(name)
-            if value is not None:
-                kwargs[name] = value
-        if "logit_bias" in kwargs:
-            raw = kwargs["logit_bias"]
-            if not isinstance(raw, Mapping):
-                raise TypeError(f"logit_bias must be an object, got {raw!r}")
-            kwargs["logit_bias"] = {_wire_token_id(key): bias for key, bias in raw.items()}
-        if "bad_word_tokens" in kwargs:
-            raw = kwargs["bad_word_tokens"]
-            if isinstance(raw, Sequence) and not isinstance(raw, (str, bytes)):
-                kwargs["bad_word_tokens"] = [
-                    item.get("tokens") if isinstance(item, Mapping) else item for item in raw
-                ]
-        return cls(**kwargs)
-
-
-def _wire_token_id(key: object) -> int:
-    if isinstance(key, str) and key.isascii() and key.isdigit():
-        return int(key)
-    if isinstance(key, int) and not isinstance(key, bool):
-        return key
-    raise ValueError(f"logit_bias keys must be token ids, got {key!r}")

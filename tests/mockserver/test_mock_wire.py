@@ -61,6 +61,29 @@ def events(*, logprobs: bool = False) -> list[Event]:
 
 
 # -- build_request ------------------------------------------------------------------------
+def test_wire_forms_become_engine_keywords_and_null_means_default() -> None:
+    """mockserver/wire is the one reader of request JSON: id-string logit_bias keys,
+    ``[{"tokens": ...}]`` bad words and ``{"type": ...}`` formats become the engine's types."""
+    request = build_request({
+        "model": "m", "tokens": [1], "temperature": None, "top_k": 40,
+        "bad_word_tokens": [{"tokens": [1, 2]}, {"tokens": [3]}],
+        "response_format": {"type": "json_object"},
+    }, profile="friendli")
+    params = request.sampling
+    assert params.temperature == 1.0 and params.top_k == 40
+    assert params.bad_word_tokens == ((1, 2), (3,))
+    assert params.response_format == "json_object" and params.json_object
+    biased = build_request({"model": "m", "prompt": "x", "logit_bias": {"50256": -100, "7": 2.5}},
+                           profile="openai").sampling
+    assert dict(biased.logit_bias) == {7: 2.5, 50256: -100.0}
+    with pytest.raises(InvalidRequestError, match="logit_bias keys") as info:
+        build_request({"model": "m", "prompt": "x", "logit_bias": {"abc": 1}}, profile="openai")
+    assert info.value.param == "logit_bias"
+    with pytest.raises(InvalidRequestError) as out_of_range:
+        build_request({"model": "m", "prompt": "x", "logit_bias": {"5": 200}}, profile="openai")
+    assert out_of_range.value.param == "logit_bias"  # from the engine's typed error
+
+
 
 
 @pytest.mark.parametrize(

@@ -7,7 +7,12 @@ from typing import Any
 
 import pytest
 
-from reference_engine.sampling import FrozenMap, SamplingParams
+from reference_engine.sampling import (
+    FrozenMap,
+    InvalidParameter,
+    SamplingParams,
+    WrongParameterType,
+)
 
 
 def kw(field: str, value: object) -> dict[str, Any]:
@@ -103,12 +108,12 @@ def test_flags_switch_on_per_processor() -> None:
         {"presence_penalty": 0.1},
         {"frequency_penalty": -0.1},
         {"response_format": "json_object"},
-        {"response_format": {"type": "json_schema"}},
+        {"response_format": "json_schema"},
     ):
         assert SamplingParams(**kwargs).has_logit_processors, kwargs
     for kwargs in (
         {"min_tokens": 5},  # step-dependent: process_logits checks it per step
-        {"response_format": {"type": "text"}},
+        {"response_format": "text"},
         {"response_format": "regex"},
     ):
         assert not SamplingParams(**kwargs).has_logit_processors, kwargs
@@ -120,21 +125,13 @@ def test_flags_switch_on_per_processor() -> None:
     assert SamplingParams(temperature=0).greedy
 
 
-def test_from_request_reads_wire_forms_and_null_means_default() -> None:
-    params = SamplingParams.from_request(
-        {
-            "model": "m",
-            "temperature": None,
-            "top_k": 40,
-            "logit_bias": {"50256": -100, "7": 2.5},
-            "bad_word_tokens": [{"tokens": [1, 2]}, [3]],
-            "response_format": {"type": "json_object"},
-            "stream": True,
-        }
-    )
-    assert params.temperature == 1.0 and params.top_k == 40
-    assert dict(params.logit_bias) == {7: 2.5, 50256: -100.0}
-    assert params.bad_word_tokens == ((1, 2), (3,))
-    assert params.response_format == "json_object" and params.json_object
-    with pytest.raises(ValueError, match="logit_bias"):
-        SamplingParams.from_request({"logit_bias": {"abc": 1}})
+def test_errors_name_their_parameter() -> None:
+    """A server reports the field from the error itself, never by reading the message."""
+    with pytest.raises(InvalidParameter) as info:
+        SamplingParams(logit_bias={5: 200})
+    assert info.value.param == "logit_bias" and "logit_bias[5]" in str(info.value)
+    with pytest.raises(WrongParameterType) as wrong:
+        SamplingParams(top_k=1.5)  # type: ignore[arg-type]
+    assert wrong.value.param == "top_k" and isinstance(wrong.value, TypeError)
+    with pytest.raises(InvalidParameter, match="response_format"):
+        SamplingParams(response_format={"type": "json_object"})  # type: ignore[arg-type]
