@@ -5,16 +5,20 @@ one documented order and re-normalises (that is the distribution the API reports
 ``sample(processed, params, rng, allowed=ctx.token_filter())`` applies temperature and
 truncation and makes one seeded draw. See ``pipeline`` and ``sampler`` for the contracts.
 
-Modules: ``params`` (request parameters), ``context`` (per-step inputs), ``bias``,
-``penalties``, ``bans``, ``json_grammar`` + ``json_object`` (the logit processors),
-``pipeline`` (their order), ``logprobs`` (what is reported), ``truncation`` + ``sampler`` +
-``rng`` (the draw), ``errors``.
+Modules: ``params`` (request parameters), ``context`` (per-step inputs and the incremental
+state of the bans and penalties), ``penalties``, ``bans``, ``json_grammar`` + ``json_object``
+(the logit processors' tables), ``pipeline`` (every processor, in its order: the one
+production version; tests compare it with plainly written oracles under
+``tests/reference_engine/sampling/``), ``logprobs`` (what is reported), ``truncation`` +
+``sampler`` + ``rng`` (the draw), ``errors``.
+
+A new logit processor: its parameter on ``SamplingParams`` (``params``), its step in
+``process_logits`` (``pipeline``; state it needs across steps in ``context``), its wire field
+in ``mockserver/wire/requests.py``, and its oracle beside the others in the tests.
 """
 
 from __future__ import annotations
 
-from .bans import apply_bad_words, apply_min_tokens, apply_no_repeat_ngram
-from .bias import apply_logit_bias
 from .context import SamplingContext
 from .errors import NoAllowedTokenError
 from .json_grammar import JsonGrammar, JsonState
@@ -26,7 +30,6 @@ from .json_object import (
 )
 from .logprobs import LOGPROB_FLOOR, finite_logprob, log_softmax, top_logprobs
 from .params import FrozenMap, InvalidParameter, SamplingParams, WrongParameterType
-from .penalties import apply_presence_frequency_penalty, apply_repetition_penalty
 from .pipeline import process_logits
 from .rng import SeededRng
 from .sampler import TokenFilter, greedy, sample
@@ -46,13 +49,7 @@ __all__ = [
     "SeededRng",
     "TokenFilter",
     "WrongParameterType",
-    "apply_bad_words",
     "apply_json_object",
-    "apply_logit_bias",
-    "apply_min_tokens",
-    "apply_no_repeat_ngram",
-    "apply_presence_frequency_penalty",
-    "apply_repetition_penalty",
     "finite_logprob",
     "greedy",
     "json_object_constraint",

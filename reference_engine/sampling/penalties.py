@@ -13,46 +13,17 @@ Two different families with different scopes, on purpose:
   ``count_j`` counts token j in the GENERATED tokens of this choice only (not the prompt),
   as in OpenAI's documentation and vLLM's implementation.
 
--inf stays -inf under both (-inf * p, -inf / p and -inf - c are all -inf).
+-inf stays -inf under both (-inf * p, -inf / p and -inf - c are all -inf). ``pipeline.py``
+applies both (this module holds the in-place repetition step it shares); the plainly written
+oracles the tests compare them with live in ``tests/reference_engine/sampling/``.
 """
 
 from __future__ import annotations
-
-from collections.abc import Sequence
 
 import numpy as np
 import numpy.typing as npt
 
 IdArray = npt.NDArray[np.int64]
-
-
-def _ids(name: str, ids: Sequence[int] | IdArray, vocab_size: int) -> IdArray:
-    array = np.asarray(ids, dtype=np.int64)
-    if array.size and (array.min() < 0 or array.max() >= vocab_size):
-        bad = array[(array < 0) | (array >= vocab_size)][0]
-        raise ValueError(
-            f"{name} holds token id {int(bad)} outside the vocabulary (0..{vocab_size - 1})"
-        )
-    return array
-
-
-def apply_repetition_penalty(
-    logits: npt.NDArray[np.float64],
-    *,
-    penalty: float,
-    prompt_ids: Sequence[int] | IdArray,
-    generated_ids: Sequence[int] | IdArray,
-) -> npt.NDArray[np.float64]:
-    """Return a copy with every token seen in prompt + generated penalised once (HF/CTRL)."""
-    if not penalty > 0.0:
-        raise ValueError(f"repetition_penalty must be > 0, got {penalty!r}")
-    out = np.array(logits, dtype=np.float64, copy=True)
-    vocab = out.shape[0]
-    seen = np.zeros(vocab, dtype=bool)
-    seen[_ids("prompt_ids", prompt_ids, vocab)] = True
-    seen[_ids("generated_ids", generated_ids, vocab)] = True
-    penalise_repeated(out, np.flatnonzero(seen), penalty)
-    return out
 
 
 PENALISED_LIMIT = 1e9
@@ -76,21 +47,3 @@ def penalise_repeated(logits: npt.NDArray[np.float64], ids: IdArray, penalty: fl
     if not finite.all() or not np.isfinite(values).all():  # rare: keep bans, saturate overflows
         values = np.where(finite, np.clip(values, -PENALISED_LIMIT, PENALISED_LIMIT), values)
     logits[ids] = values
-
-
-def apply_presence_frequency_penalty(
-    logits: npt.NDArray[np.float64],
-    *,
-    presence_penalty: float,
-    frequency_penalty: float,
-    generated_ids: Sequence[int] | IdArray,
-) -> npt.NDArray[np.float64]:
-    """Return a copy with OpenAI's presence/frequency penalties over the GENERATED tokens."""
-    out = np.array(logits, dtype=np.float64, copy=True)
-    generated = _ids("generated_ids", generated_ids, out.shape[0])
-    if generated.size == 0:
-        return out
-    counts = np.bincount(generated, minlength=out.shape[0])
-    ids = np.flatnonzero(counts > 0)
-    out[ids] -= counts[ids] * frequency_penalty + presence_penalty
-    return out

@@ -6,9 +6,10 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from sampling_oracles import apply_bad_words, apply_min_tokens, apply_no_repeat_ngram
 
-from reference_engine.sampling import apply_bad_words, apply_min_tokens, apply_no_repeat_ngram
-from reference_engine.sampling.bans import bad_word_bans, no_repeat_ngram_bans
+from reference_engine.sampling import SamplingContext, SamplingParams
+from reference_engine.sampling.bans import no_repeat_ngram_bans
 
 NEG_INF = -np.inf
 
@@ -37,9 +38,15 @@ def test_bad_word_prefix_may_start_in_the_prompt() -> None:
     assert banned(out) == [5]
 
 
-def test_bad_word_bans_are_sorted_and_unique() -> None:
-    history = np.array([7, 8], dtype=np.int64)
-    assert bad_word_bans([[3], [8, 3], [7, 8, 1], [9, 2], [3]], history) == [1, 3]
+def test_the_engine_bans_bad_words_as_the_oracle_does_sorted_and_unique() -> None:
+    words = [[3], [8, 3], [7, 8, 1], [9, 2], [3]]
+    params = SamplingParams(bad_word_tokens=words)  # type: ignore[arg-type]
+    ctx = SamplingContext(params, prompt_ids=[7], token_bytes=[b"x"] * 10, eos_ids=frozenset(),
+                          generated_ids=[8])
+    assert ctx.bad_word_bans() == [1, 3]
+    oracle = apply_bad_words(np.zeros(10), bad_word_tokens=words, prompt_ids=[7],
+                             generated_ids=[8])
+    assert banned(oracle) == [1, 3]
 
 
 def test_bad_words_outside_the_vocabulary_are_rejected() -> None:

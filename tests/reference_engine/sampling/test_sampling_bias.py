@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
-from reference_engine.sampling import apply_logit_bias
+from sampling_oracles import apply_logit_bias
 
 NEG_INF = -np.inf
 

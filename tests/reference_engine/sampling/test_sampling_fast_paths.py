@@ -13,12 +13,12 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from sampling_oracles import apply_no_repeat_ngram
 
 from reference_engine.model.detexp import detexp, detexp1, detsum, detsum_rows, detsum_small
 from reference_engine.sampling import (
     SamplingContext,
     SamplingParams,
-    apply_no_repeat_ngram,
     log_softmax,
     min_p_filter,
     process_logits,

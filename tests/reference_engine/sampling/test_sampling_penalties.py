@@ -4,11 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
-from reference_engine.sampling import (
-    apply_presence_frequency_penalty,
-    apply_repetition_penalty,
-)
+from sampling_oracles import apply_presence_frequency_penalty, apply_repetition_penalty
 
 NEG_INF = -np.inf
 

@@ -6,17 +6,19 @@ from collections.abc import Sequence
 
 import numpy as np
 import pytest
-
-from reference_engine.sampling import (
-    SamplingContext,
-    SamplingParams,
+from sampling_oracles import (
     apply_bad_words,
-    apply_json_object,
     apply_logit_bias,
     apply_min_tokens,
     apply_no_repeat_ngram,
     apply_presence_frequency_penalty,
     apply_repetition_penalty,
+)
+
+from reference_engine.sampling import (
+    SamplingContext,
+    SamplingParams,
+    apply_json_object,
     log_softmax,
     process_logits,
 )
