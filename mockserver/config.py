@@ -96,10 +96,6 @@ class MockConfig:
         parse_fault_names(self.chaos_faults)
 
     @property
-    def latency_enabled(self) -> bool:
-        return self.ttft_ms > 0 or self.itl_ms > 0 or self.jitter_ms > 0
-
-    @property
     def rate_limits_enabled(self) -> bool:
         return self.rate_limit_rpm is not None or self.rate_limit_tpm is not None
 

@@ -37,10 +37,6 @@ class IncrementalDecoder:
         """
         return self._decoder.decode(self._tokenizer.token_bytes(token_id), final=False)
 
-    def push_many(self, token_ids: list[int]) -> str:
-        """Add several tokens; same as joining ``push`` of each."""
-        return "".join(self.push(token_id) for token_id in token_ids)
-
     @property
     def pending(self) -> bytes:
         """The bytes held back because they do not yet form a complete character."""
