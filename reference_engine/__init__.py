@@ -14,8 +14,8 @@ seed give the same output in any process, on any machine.
     for event in engine.stream(GenerationRequest(prompts=("The Python",), seed=1)):
         ...
 
-Nothing here imports aiohttp or knows JSON: ``mockserver`` turns the results into the wire
-format, and ``python -m reference_engine`` prints what the mock would send.
+Nothing here imports aiohttp or knows JSON: the mock server's wire layer turns the results
+into the wire format (its ``render`` command prints what it would send).
 """
 
 from .engine import CONTEXT_LENGTH, MODEL_ID, Engine

@@ -1,6 +1,6 @@
 """What the engine is asked to do: a domain request, independent of any wire format.
 
-The mock builds a :class:`GenerationRequest` from a validated JSON body (``mockserver.wire``);
+The mock builds a :class:`GenerationRequest` from a validated JSON body (its wire layer);
 the engine never sees JSON. ``null`` / absent wire fields become the defaults here.
 """
 

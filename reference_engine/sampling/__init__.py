@@ -14,7 +14,8 @@ production version; tests compare it with plainly written oracles under
 
 A new logit processor: its parameter on ``SamplingParams`` (``params``), its step in
 ``process_logits`` (``pipeline``; state it needs across steps in ``context``), its wire field
-in ``mockserver/wire/requests.py``, and its oracle beside the others in the tests.
+in the mock server's wire layer (``wire/requests.py``), and its oracle beside the others in
+the tests.
 """
 
 from __future__ import annotations

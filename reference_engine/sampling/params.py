@@ -145,8 +145,8 @@ def _response_format(value: object) -> str | None:
 class SamplingParams:
     """Every request parameter that changes which token is picked, validated and immutable.
 
-    The engine's own types, no wire forms (``mockserver/wire/`` turns request JSON into
-    these keywords): ``response_format`` is ``None`` or a type string; ``logit_bias`` any
+    The engine's own types, no wire forms (the mock server's wire layer turns request JSON
+    into these keywords): ``response_format`` is ``None`` or a type string; ``logit_bias`` any
     int-keyed mapping, stored as a ``FrozenMap``; ``bad_word_tokens`` any list of non-empty id
     lists, stored as tuples. A value outside its domain raises :class:`InvalidParameter`
     (:class:`WrongParameterType` for a wrong type) naming the parameter.

@@ -281,7 +281,7 @@ def test_chunks_are_lazy() -> None:
     assert next(chunks)["choices"][0]["text"] == "x"
 
 
-# -- render_cli (python -m reference_engine) -------------------------------------------
+# -- render_cli (python -m mockserver.render) -----------------------------------------
 
 
 def test_render_cli_matches_the_engine() -> None:
@@ -305,3 +305,19 @@ def test_render_cli_reports_invalid_requests() -> None:
 def test_sampling_params_are_shared_types() -> None:
     assert isinstance(build_request({"model": "m", "prompt": "x"}, profile="openai").sampling,
                       SamplingParams)
+
+
+def test_render_command_prints_what_the_mock_would_send() -> None:
+    """``python -m mockserver.render`` (the engine has no command: it knows no JSON)."""
+    import json
+    import subprocess
+    import sys
+
+    body = '{"model": "reference-ngram", "prompt": "The Python", "max_tokens": 3, "seed": 1}'
+    done = subprocess.run([sys.executable, "-m", "mockserver.render", body], capture_output=True,
+                          text=True, timeout=60, check=False)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["usage"]["completion_tokens"] == 3
+    bad = subprocess.run([sys.executable, "-m", "mockserver.render", "{oops"],
+                         capture_output=True, text=True, timeout=60, check=False)
+    assert bad.returncode == 2 and "not valid JSON" in bad.stderr

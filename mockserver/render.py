@@ -1,11 +1,12 @@
-"""``python -m reference_engine '<request JSON>'``: what the mock would answer, without a server.
+"""``python -m mockserver.render '<request JSON>'``: what the mock would answer, without a server.
 
 Prints the non-streamed response body exactly as the mock returns it, or with ``--stream`` the
 SSE events exactly as the mock frames them. The request is validated like the mock does it
 (the contract's JSON Schema, its cross-field rules, then the engine), so errors match too.
 
 The wire format is the mock's job (``mockserver.wire``, a pure module without aiohttp): this
-command is a front end that reuses it, so the two can never disagree. Response ids and
+command is a front end of it, so the two can never disagree, and the engine, which knows no
+JSON, has no command of its own. Response ids and
 timestamps are fixed here (``--id``, ``--created``) so that the output is reproducible byte for
 byte; the mock draws them per request.
 """
@@ -16,10 +17,12 @@ import argparse
 import json
 import sys
 
+from mockserver.wire import render_cli
+
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="python -m reference_engine",
+        prog="python -m mockserver.render",
         description="Run one completion request through the reference engine and print the "
         "response exactly as the mock server would send it.",
     )
@@ -42,8 +45,6 @@ def main(argv: list[str] | None = None) -> int:
     except json.JSONDecodeError as error:
         print(f"error: the request is not valid JSON: {error}", file=sys.stderr)
         return 2
-    from mockserver.wire import render_cli  # the mock's wire layer; see the module docstring
-
     try:
         sys.stdout.write(render_cli(body, profile=args.profile, stream=args.stream,
                                     response_id=args.id, created=args.created))
