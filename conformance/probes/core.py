@@ -70,9 +70,13 @@ async def batch(s: ProbeSession) -> None:
 
 
 async def n_sampling(s: ProbeSession) -> None:
-    """``n: 4`` at temperature 1, twice (so one unlucky draw cannot fail the rule)."""
+    """``n: 4`` at temperature 1, twice (so one unlucky draw cannot fail the rule), and once
+    with a seed (a server that gives every choice the seed would return n copies)."""
     body = s.body(PROMPT_A, max_tokens=s.settings.max_tokens, temperature=1.0, n=4)
-    await s.gather(s.complete("first", body), s.complete("second", body))
+    steps = [s.complete("first", body), s.complete("second", body)]
+    if s.claims("seed"):
+        steps.append(s.complete("seeded", {**body, "seed": SEED}))
+    await s.gather(*steps)
 
 
 async def length(s: ProbeSession) -> None:
@@ -99,7 +103,8 @@ PROBES = (
           usage_matrix),
     Probe("batch", "two prompts with n=2, non-streamed and streamed", batch,
           features=("n", "prompt_lists")),
-    Probe("n-sampling", "n=4 at temperature 1", n_sampling, features=("n",)),
+    Probe("n-sampling", "n=4 at temperature 1, unseeded twice and seeded once", n_sampling,
+          features=("n",)),
     Probe("length", "max_tokens=3 at temperature 0", length),
     Probe("unicode", "a continuation with multi-byte characters, both ways", unicode),
 )

@@ -105,25 +105,41 @@ def bias_forces(ctx: CheckContext) -> None:
 @rule(
     "PARAMS-004", MUST, "n > 1 samples independently",
     requirement="n 4 at temperature 1 gives at least two different texts (in one of two "
-    "tries).",
-    citation=f"{REQUEST}/n; {BUGS} #19",
-    source=SPEC, probes=("n-sampling",), features=("n",), faults=("n-identical",),
+    "tries), and so does the same request with a seed (each choice samples on its own; the "
+    "seed makes the whole answer repeat, not the choices equal).",
+    citation=f"{REQUEST}/n; {SCHEMAS}/Seed; {BUGS} #19, #33",
+    source=SPEC, probes=("n-sampling",), features=("n",),
+    faults=("n-identical", "seeded-n-identical"),
 )
 def n_distinct(ctx: CheckContext) -> None:
     texts: list[list[object]] = []
     for key in ("first", "second"):
-        body = ctx.response("n-sampling", key)
-        choices = body.get("choices")
-        if not isinstance(choices, list) or len(choices) < 2:
-            raise NotApplicable(f"n-sampling/{key} has fewer than 2 choices (INDICES-001)")
-        texts.append([c.get("text") if isinstance(c, dict) else None for c in choices])
+        texts.append(_choice_texts(ctx, key))
         if len(set(map(str, texts[-1]))) > 1:
-            return
-    raise Violation(
-        "all n choices are identical at temperature 1, twice",
-        expected="at least two different texts", actual=texts[-1], path="choices[].text",
-        exchange="n-sampling/second", evidence=compact(texts[-1]),
-    )
+            break
+    else:
+        raise Violation(
+            "all n choices are identical at temperature 1, twice",
+            expected="at least two different texts", actual=texts[-1], path="choices[].text",
+            exchange="n-sampling/second", evidence=compact(texts[-1]),
+        )
+    if "seeded" not in ctx.outcome("n-sampling").exchanges:
+        return  # no seed claimed: only the unseeded tries are judged
+    seeded = _choice_texts(ctx, "seeded")
+    if len(set(map(str, seeded))) == 1:
+        raise Violation(
+            "with a seed, all n choices are identical at temperature 1",
+            expected="at least two different texts", actual=seeded, path="choices[].text",
+            exchange="n-sampling/seeded", evidence=compact(seeded),
+        )
+
+
+def _choice_texts(ctx: CheckContext, key: str) -> list[object]:
+    body = ctx.response("n-sampling", key)
+    choices = body.get("choices")
+    if not isinstance(choices, list) or len(choices) < 2:
+        raise NotApplicable(f"n-sampling/{key} has fewer than 2 choices (INDICES-001)")
+    return [c.get("text") if isinstance(c, dict) else None for c in choices]
 
 
 def _mean(choice: dict) -> float | None:

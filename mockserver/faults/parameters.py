@@ -116,6 +116,24 @@ class NIdentical(_BodyFault):
 
 
 @register
+class SeededNIdentical(_BodyFault):
+    name = "seeded-n-identical"
+    description = (
+        "With an integer seed, every one of the n choices is sampled with that same seed, so "
+        "they are identical even at temperature > 0 (unseeded requests are left alone)."
+    )
+    breaks = "n > 1 at temperature > 0 gives independent samples, seeded or not."
+
+    def alter_body(self, body: Body, ctx: FaultContext) -> Body:
+        seed = body.get("seed")
+        if ctx.n < 2 or not _is_int(seed):
+            return body
+        body["seed"] = [seed] * ctx.n
+        body.pop("best_of", None)  # one seed per returned choice: candidates == n
+        return body
+
+
+@register
 class BestOfIgnored(_BodyFault):
     name = "best-of-ignored"
     description = "`best_of` is accepted and ignored: the first n candidates are returned."

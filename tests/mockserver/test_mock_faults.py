@@ -150,6 +150,17 @@ def _(live: LiveServer) -> None:
     assert [c["seed"] for c in listed.json()["choices"]] == [11, 22]  # a seed list is honoured
 
 
+@scenario("seeded-n-identical")
+def _(live: LiveServer) -> None:
+    payload = body(n=3, temperature=1.0, max_tokens=8)  # seed 11
+    clean, faulty = both(live, "seeded-n-identical", payload)
+    assert len({c["text"] for c in clean.json()["choices"]}) > 1
+    assert len({c["text"] for c in faulty.json()["choices"]}) == 1
+    unseeded = {k: v for k, v in payload.items() if k != "seed"}
+    left = send(live, "seeded-n-identical", unseeded).json()["choices"]
+    assert len({c["text"] for c in left}) > 1  # only seeded requests are affected
+
+
 @scenario("stop-tokens-ignored")
 def _(live: LiveServer) -> None:
     payload = {"model": MODEL, "prompt": "The Python language", "max_tokens": 8,
