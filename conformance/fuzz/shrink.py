@@ -5,7 +5,8 @@ Schemathesis' engine reports the first failing case as found: its checks raise a
 ``FailureGroup``, a ``BaseExceptionGroup``, which hypothesis (6.170 here) does not count as a
 test failure, so it never shrinks (schemathesis 4.32.5). So each finding is shrunk afterwards,
 by hypothesis, over the *reductions* of its request body (:func:`reductions`: every object key
-kept or dropped, every list and string cut to a prefix, every number kept or zeroed). The
+kept or dropped, every list and string cut to a prefix, every number kept or zeroed; the model
+is never reduced, :data:`KEPT`). The
 failing body is itself one reduction, the one where everything is kept. It goes into the
 secondary corpus of an example database under the search's key
 (``hypothesis.find(..., database_key=...)``), so hypothesis replays it first and then shrinks
@@ -98,6 +99,21 @@ def choices_of(value: JSON) -> list[bool | int]:
     return []
 
 
+KEPT = ("model",)
+"""Top-level fields no reduction changes: they say what is tested, not what is asked. Cut to
+"r", a model name turns any finding into an unknown-model answer (LiteLLM's 400) that "fails
+the same way" and hides what really failed."""
+
+
+def _kept(candidate: JSON, original: JSON) -> JSON:
+    """``candidate`` with the original's :data:`KEPT` fields put back as they were."""
+    if isinstance(candidate, dict) and isinstance(original, dict):
+        for name in KEPT:
+            if name in original:
+                candidate[name] = copy.deepcopy(original[name])
+    return candidate
+
+
 # -- the search -------------------------------------------------------------------------------
 
 
@@ -146,7 +162,7 @@ def shrink_case(case: schemathesis.Case, *, check: str, key: str, headers: dict[
             return False  # enough: decline further candidates, keep the best so far
         best.requests += 1
         candidate = _fresh_copy(case)
-        candidate.body = prepare(copy.deepcopy(body))  # type: ignore[assignment]
+        candidate.body = prepare(_kept(copy.deepcopy(body), case.body))  # type: ignore[assignment]
         response = candidate.call(headers=headers)
         try:
             candidate.validate_response(response, checks=[check_function], headers=headers)

@@ -50,6 +50,8 @@ def test_a_fault_is_found_and_shrunk(mock: EmbeddedMock, fault: str, tmp_path: P
         assert len(body) <= SHORT_BODY, finding["request"]
         if body.startswith("{") and finding["check"] != "connection":
             assert finding["shrunk"], finding
+            sent = json.loads(body)  # the model says what is tested: never shrunk
+            assert sent.get("model", "reference-ngram") == "reference-ngram", finding
         assert "$X_MOCK_FAULT" in finding["curl"] and fault not in finding["curl"]
 
 
