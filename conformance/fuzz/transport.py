@@ -15,6 +15,7 @@ itself uses to end a run early).
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import threading
 import time
 import warnings
@@ -100,6 +101,8 @@ class RequestGuard:
                prepared: requests.PreparedRequest) -> None:
         """Record a request that got no complete response."""
         request = prepared_request(prepared, secret_headers=self.secret_headers)
+        if self.network != DIRECT:  # its curl reproduction goes the way the request went
+            request = dataclasses.replace(request, network=self.network.redacted())
         with self._lock:
             self.network_failures.append(NetworkFailure(
                 operation, request, f"{type(exc).__name__}: {exc}"[:500], request.wants_stream,
