@@ -14,7 +14,6 @@ from conformance.sse import Comment, Observation, SSEEvent
 
 from .json_types import JSON
 from .limits import Termination
-from .network import Network
 
 
 @dataclass(frozen=True)
@@ -26,8 +25,6 @@ class RecordedRequest:
     url: str
     headers: tuple[tuple[str, str], ...]
     body: bytes = b""
-    network: Network | None = None
-    """How the request reached the server (proxy, TLS trust), redacted; None: directly."""
 
     def json(self) -> JSON:
         """The body parsed as JSON; ``None`` when empty or not JSON."""
