@@ -109,10 +109,15 @@ class NIdentical(_BodyFault):
         seed = body.get("seed")
         if ctx.n < 2 or isinstance(seed, list):
             return body  # a seed list names each choice's seed: no seeds are derived
-        first = seed if _is_int(seed) else ctx.rng.randrange(SEED_SPACE)
-        body["seed"] = [first] * ctx.n
-        body.pop("best_of", None)  # one seed per returned choice: candidates == n
-        return body
+        return _one_seed_for_all(body, seed if _is_int(seed) else ctx.rng.randrange(SEED_SPACE),
+                                 ctx.n)
+
+
+def _one_seed_for_all(body: Body, seed: int, n: int) -> Body:
+    """Every one of the ``n`` choices sampled with ``seed``: n copies of one sample."""
+    body["seed"] = [seed] * n
+    body.pop("best_of", None)  # one seed per returned choice: candidates == n
+    return body
 
 
 @register
@@ -128,9 +133,7 @@ class SeededNIdentical(_BodyFault):
         seed = body.get("seed")
         if ctx.n < 2 or not _is_int(seed):
             return body
-        body["seed"] = [seed] * ctx.n
-        body.pop("best_of", None)  # one seed per returned choice: candidates == n
-        return body
+        return _one_seed_for_all(body, seed, ctx.n)
 
 
 @register
