@@ -129,7 +129,7 @@ class Client:
         return await record(
             session, method, url, json_body=json_body, body=body, headers=headers,
             limits=self.settings.limits, sse=True if stream else None,
-            secret_headers=self.settings.secret_header_names,
+            secret_headers=self.settings.secret_header_names, network=self.settings.network,
         )
 
     async def _on_fresh_connection(

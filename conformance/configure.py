@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import ssl
 from collections.abc import Callable, Iterable, Mapping
 from typing import Protocol
 from urllib.parse import urlsplit
@@ -20,7 +21,7 @@ import yaml
 
 import spec
 from conformance.client import Client
-from conformance.transport import Exchange, open_session
+from conformance.transport import Exchange, Network, open_session, proxy_for, record
 
 from .settings import Settings, default_limits, join_url
 from .target_options import TargetOptions
@@ -36,6 +37,9 @@ class HarnessError(Exception):
 
 
 API_KEY_VARIABLES = ("CONFORMANCE_API_KEY", "OPENAI_API_KEY")
+CA_BUNDLE_VARIABLES = ("REQUESTS_CA_BUNDLE", "SSL_CERT_FILE")
+"""Where the ecosystem looks for a CA bundle when none is given: requests reads the first,
+OpenSSL (Python's ``ssl``, httpx with ``trust_env``) the second."""
 
 
 def split_list(values: Iterable[str]) -> list[str]:
@@ -105,10 +109,101 @@ def pick_api_key(explicit: str | None, environ: Mapping[str, str], *, embedded: 
     return None
 
 
+def _readable(flag: str, path: str) -> str:
+    if not os.path.isfile(path):
+        raise UsageError(f"{flag} {path!r}: no such file")
+    return path
+
+
+def pick_network(
+    options: TargetOptions, environ: Mapping[str, str], *, embedded: bool,
+) -> Network:
+    """The TLS trust, client certificate and proxy of a run, from flags, else the environment.
+
+    The CA bundle is ``--cacert``, else ``$REQUESTS_CA_BUNDLE``, else ``$SSL_CERT_FILE``, else
+    the system trust. The proxy is ``--proxy``, else what ``HTTPS_PROXY`` / ``HTTP_PROXY`` /
+    ``ALL_PROXY`` / ``NO_PROXY`` give the base URL, read as the ``openai`` client (httpx) reads
+    them (:func:`conformance.transport.proxy_for`). The embedded mock is a child on loopback:
+    the environment's proxy and CA bundle are not for it (flags still are). Every file is
+    loaded here, so a wrong one is a usage error naming its flag before anything is sent."""
+    cacert = options.cacert and _readable(options.flag("cacert"), options.cacert)
+    if not cacert and not embedded:
+        for name in CA_BUNDLE_VARIABLES:
+            if environ.get(name):
+                cacert = _readable(f"${name}", environ[name])
+                break
+    if options.key and not options.cert:
+        raise UsageError(f"{options.flag('key')} needs {options.flag('cert')}")
+    cert = options.cert and _readable(options.flag("cert"), options.cert)
+    key = options.key and _readable(options.flag("key"), options.key)
+    proxy = options.proxy
+    if proxy is None and not embedded and options.base_url:
+        proxy = proxy_for(options.base_url, environ)
+    if proxy is not None and urlsplit(proxy).scheme not in ("http", "https"):
+        raise UsageError(f"the proxy must be an http:// or https:// URL, got scheme "
+                         f"{urlsplit(proxy).scheme!r}")
+    network = Network(cacert=cacert or None, cert=cert or None, key=key or None,
+                      insecure=bool(options.insecure), proxy=proxy or None)
+    try:
+        network.ssl_context()
+    except (ssl.SSLError, OSError) as exc:
+        names = "/".join(options.flag(n) for n in ("cacert", "cert", "key")
+                         if getattr(options, n))
+        raise UsageError(f"cannot load the TLS files of {names or 'the CA bundle'}: "
+                         f"{exc}") from None
+    return network
+
+
+def connect_failure(url: str, error: str | None, network: Network,
+                    options: TargetOptions) -> str:
+    """One line saying why ``url`` could not be reached and what to pass about it."""
+    text = " ".join((error or "no response").split())
+    lowered = text.lower()
+    proxy = network.redacted().proxy
+    if "certificate_verify_failed" in lowered or "certificateerror" in lowered:
+        return (f"cannot verify the TLS certificate of {url} ({_reason(text)}): pass "
+                f"{options.flag('cacert')} FILE with the CA that signed it (or "
+                f"{options.flag('insecure')} to skip verification)")
+    if proxy and ("proxy" in lowered or "407" in lowered):
+        return (f"the proxy {proxy} did not let the request through ({_reason(text)}): check "
+                f"{options.flag('proxy')} (or HTTPS_PROXY / HTTP_PROXY, NO_PROXY), with "
+                "credentials as http://USER:PASS@HOST:PORT if it asks for them")
+    closed = "disconnected" in lowered or "reset by peer" in lowered
+    if "ssl" in lowered or "certificate" in lowered or (
+            closed and url.startswith("https:") and not network.cert):
+        # TLS 1.3 servers refuse a missing client certificate after the handshake: the
+        # client sees the connection closed before any answer
+        return (f"the TLS connection to {url} failed ({_reason(text)}): if the server asks "
+                f"for a client certificate, pass {options.flag('cert')} FILE "
+                f"{options.flag('key')} FILE")
+    return f"cannot reach {url}: {text}"
+
+
+def _reason(text: str) -> str:
+    """The informative tail of an aiohttp connection error."""
+    for marker in ("certificate verify failed: ", "[SSL: ", "ssl:"):
+        if marker in text:
+            return text[text.index(marker):][:200].rstrip(")]'\" ")
+    return text[:200]
+
+
+async def check_connection(settings: Settings, url: str, options: TargetOptions) -> None:
+    """Reach ``url`` once before the run (nothing counted, nothing kept), so that a TLS or
+    proxy problem is one clear usage-level message rather than every rule's ERROR."""
+    async with open_session() as session:
+        exchange = await record(session, "GET", url, headers=settings.request_headers(),
+                                limits=settings.limits, network=settings.network,
+                                secret_headers=settings.secret_header_names)
+    if exchange.status is None and exchange.bytes_received == 0:
+        raise HarnessError(connect_failure(exchange.request.url, exchange.error,
+                                           settings.network, options))
+
+
 async def discover_model(
     settings: Settings,
     url: str,
     on_exchange: Callable[[Exchange], None] | None = None,
+    options: TargetOptions | None = None,
 ) -> str:
     """The first model ``GET url`` lists (``{"data": [...]}`` or a bare list), asked through
     :class:`~conformance.client.Client` like every other request (retries of 429 / 503, the
@@ -121,7 +216,8 @@ async def discover_model(
     if on_exchange is not None:
         on_exchange(exchange)
     if exchange.status is None:
-        raise HarnessError(f"cannot reach {exchange.request.url}: {exchange.error}")
+        raise HarnessError(connect_failure(exchange.request.url, exchange.error,
+                                           settings.network, options or TargetOptions()))
     try:
         body = json.loads(exchange.body)
     except ValueError:
@@ -147,6 +243,7 @@ def check_target(options: TargetOptions, *, embedded: bool = False) -> spec.Prof
     profile = pick_profile(options.profile, None if embedded else options.base_url)
     parse_headers(options.header)
     pick_features(profile, options.feature, options.no_feature)
+    pick_network(options, {}, embedded=embedded)
     for name, value, low in (("max-tokens", options.max_tokens, MIN_MAX_TOKENS),
                              ("concurrency", options.concurrency, 1),
                              ("max-requests", options.max_requests, 1)):
@@ -175,7 +272,9 @@ async def settings_from_target(
 
     Against the embedded mock (``embedded``) the URL is the mock's for the profile and no key
     from the environment is sent; without ``--model`` the model is the first of the profile's
-    model listing (the embedded mock's OpenAI listing when the profile has none)."""
+    model listing (the embedded mock's OpenAI listing when the profile has none). When TLS
+    or a proxy is in play and no discovery request is made, the target is reached once first
+    (:func:`check_connection`), so a certificate or proxy problem is one clear message."""
     profile = check_target(options, embedded=embedded is not None)
     base_url = embedded.url_for(profile.name) if embedded is not None else options.base_url
     settings = build_settings(
@@ -186,7 +285,12 @@ async def settings_from_target(
         concurrency=options.concurrency, max_requests=options.max_requests,
         timeout=options.timeout,
     )
+    settings = dataclasses.replace(
+        settings, network=pick_network(options, environ, embedded=embedded is not None))
     if options.model:
+        network = settings.network
+        if embedded is None and (network.proxy or urlsplit(base_url or "").scheme == "https"):
+            await check_connection(settings, settings.models_url, options)
         return settings
     if profile.models_path is not None:
         listing = settings.models_url
@@ -194,7 +298,7 @@ async def settings_from_target(
         listing = join_url(embedded.openai_url, "/v1/models", "/v1")
     else:  # pragma: no cover - check_target refused it
         raise UsageError(f"pass {options.flag('model')}")
-    model = await discover_model(settings, listing, on_exchange)
+    model = await discover_model(settings, listing, on_exchange, options)
     return dataclasses.replace(settings, model=model)
 
 

@@ -1,8 +1,9 @@
 """What one run is configured with: the target, the profile, the claimed features, the caps.
 
 Built once by the CLI (or the pytest plugin) from flags and the environment, then passed down;
-nothing below reads the environment. Secrets (the API key and ``--header`` values) live only
-here and in the requests themselves; the recorder redacts them before anything is stored.
+nothing below reads the environment. Secrets (the API key, ``--header`` values and the proxy's
+credentials) live only here and in the requests themselves; the recorder redacts them before
+anything is stored.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from dataclasses import dataclass, field
 
 import spec
 from conformance.target_options import DEFAULT_CONCURRENCY, DEFAULT_MAX_TOKENS, DEFAULT_TIMEOUT
-from conformance.transport import Limits
+from conformance.transport import DIRECT, Limits, Network
 
 MAX_TOTAL_BYTES = 16 << 20
 """Bytes read per response at most: a completion of a few hundred tokens is a few hundred KB."""
@@ -47,6 +48,8 @@ class Settings:
     limits: Limits = field(default_factory=default_limits)
     retries: int = 3
     max_retry_wait: float = 30.0
+    network: Network = field(default=DIRECT, repr=False)
+    """How the server is reached: TLS trust, client certificate, proxy (with its secret)."""
 
     def __post_init__(self) -> None:
         if self.max_tokens < 4:

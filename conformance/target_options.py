@@ -1,7 +1,8 @@
 """The target options: one table, the same flags with the same meaning in every front end.
 
 ``conformance run``, ``conformance fuzz`` and the pytest plugin all test a server the same way:
-a base URL, a profile, a model, credentials, the features it claims and the caps that keep a
+a base URL, a profile, a model, credentials, the features it claims, how it is reached (TLS
+trust, a client certificate, a proxy) and the caps that keep a
 run cheap. This module holds those options once (:data:`TARGET_OPTIONS`), adds them to an
 argparse parser (``--base-url``) or to pytest (``--conformance-base-url``), and reads the
 parsed values back as :class:`TargetOptions`; :func:`conformance.configure.settings_from_target`
@@ -30,7 +31,8 @@ class TargetOption:
     kwargs: Mapping[str, Any] = field(default_factory=dict)
     pytest_aliases: tuple[str, ...] = ()
     group: str = "target"
-    """The ``--help`` section: ``target`` (what is tested) or ``limits`` (what a run costs)."""
+    """The ``--help`` section: ``target`` (what is tested), ``connection`` (how it is reached)
+    or ``limits`` (what a run costs)."""
 
     @property
     def dest(self) -> str:
@@ -55,6 +57,18 @@ TARGET_OPTIONS: tuple[TargetOption, ...] = (
                  {"action": "append", "default": [], "metavar": "F"}),
     TargetOption("no-feature", "do not claim a feature the profile claims, repeatable",
                  {"action": "append", "default": [], "metavar": "F"}),
+    TargetOption("cacert", "trust the CA certificates in FILE (PEM) instead of the system's "
+                 "(default: $REQUESTS_CA_BUNDLE, then $SSL_CERT_FILE, then the system trust)",
+                 {"metavar": "FILE"}, group="connection"),
+    TargetOption("cert", "client certificate (PEM) for mutual TLS; with --key, or holding "
+                 "the key too", {"metavar": "FILE"}, group="connection"),
+    TargetOption("key", "private key (PEM) of --cert", {"metavar": "FILE"}, group="connection"),
+    TargetOption("insecure", "do not verify TLS certificates (the reports say the run was "
+                 "weakened)", {"action": "store_true", "default": False}, group="connection"),
+    TargetOption("proxy", "send every request through this proxy, e.g. "
+                 "http://USER:PASS@proxy:3128 (default: $HTTPS_PROXY / $HTTP_PROXY / "
+                 "$ALL_PROXY and $NO_PROXY, as the openai client reads them; credentials are "
+                 "redacted)", {"metavar": "URL"}, group="connection"),
     TargetOption("max-tokens", "max_tokens of the requests sent (at least 4; default "
                  f"{DEFAULT_MAX_TOKENS})",
                  {"type": int, "default": DEFAULT_MAX_TOKENS, "metavar": "N"}, group="limits"),
@@ -80,6 +94,11 @@ class TargetOptions:
     header: tuple[str, ...] = ()
     feature: tuple[str, ...] = ()
     no_feature: tuple[str, ...] = ()
+    cacert: str | None = None
+    cert: str | None = None
+    key: str | None = None
+    insecure: bool = False
+    proxy: str | None = None
     max_tokens: int = DEFAULT_MAX_TOKENS
     max_requests: int | None = None
     concurrency: int = DEFAULT_CONCURRENCY
@@ -101,13 +120,13 @@ def add_target_arguments(
     helps: Mapping[str, str] | None = None,
     aliases: Mapping[str, tuple[str, ...]] | None = None,
 ) -> dict[str, Any]:
-    """Add every target option to an argparse parser, in its ``target`` and ``limits``
-    groups (returned, so a command can add its own options to them).
+    """Add every target option to an argparse parser, in its ``target``, ``connection`` and
+    ``limits`` groups (returned, so a command can add its own options to them).
 
     ``defaults`` and ``helps`` override an option's default and help text (fuzzing sends one
     request at a time by default); ``aliases`` adds other flag names for an option."""
     defaults, helps, aliases = defaults or {}, helps or {}, aliases or {}
-    groups = {name: parser.add_argument_group(name) for name in ("target", "limits")}
+    groups = {name: parser.add_argument_group(name) for name in ("target", "connection", "limits")}
     for option in TARGET_OPTIONS:
         kwargs = dict(option.kwargs)
         if option.name in defaults:

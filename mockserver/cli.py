@@ -1,8 +1,9 @@
 """``mockserver``: run the mock Completions server.
 
 Prints ``mockserver: serving http://HOST:PORT/v1 (FriendliAI: http://HOST:PORT/dedicated/v1)``
-once, flushed, when it accepts connections (with ``--port 0`` that line tells a parent
-process which port was picked), and shuts down cleanly on SIGINT or SIGTERM.
+(``https://`` with ``--tls-cert``) once, flushed, when it accepts connections (with ``--port 0``
+that line tells a parent process which port was picked), and shuts down cleanly on SIGINT or
+SIGTERM.
 """
 
 from __future__ import annotations
@@ -100,6 +101,14 @@ def _parser() -> argparse.ArgumentParser:
     add("--replay-timing", choices=["recorded", "none"], default="recorded",
         help="with --replay: send each piece of a body when it arrived in the recording "
         "(recorded, the default) or at once (none)")
+    add("--tls-cert", metavar="FILE",
+        help="serve HTTPS with this PEM certificate (chain), e.g. one made by a private CA, so "
+        "clients can test their TLS settings; the ready line then says https://")
+    add("--tls-key", metavar="FILE",
+        help="the PEM private key of --tls-cert (leave out when the certificate file holds it)")
+    add("--tls-client-ca", metavar="FILE",
+        help="with --tls-cert: require a client certificate signed by a CA in this PEM bundle "
+        "(mutual TLS); a client without one fails the handshake")
     add("--list-faults", action="store_true", help="print every fault name, one per line, and exit")
     add("--log-level", default="WARNING",
         help="logging level (default WARNING); INFO adds one access line per request")
@@ -132,6 +141,9 @@ def config_from_args(args: argparse.Namespace) -> MockConfig:
         chaos_probability=args.chaos_probability,
         chaos_seed=args.chaos_seed,
         chaos_faults=tuple(args.chaos_faults),
+        tls_cert=args.tls_cert,
+        tls_key=args.tls_key,
+        tls_client_ca=args.tls_client_ca,
     )
 
 
@@ -157,10 +169,14 @@ def main(argv: list[str] | None = None) -> int:
         from .workers import run_workers
 
         return run_workers(config, backend=args.worker_backend, announce=announce)
-    from .serve import ready_line, serve
+    from .serve import TLSError, ready_line, serve
 
     try:
-        asyncio.run(serve(config, on_ready=lambda host, port: announce(ready_line(host, port))))
+        asyncio.run(serve(config, on_ready=lambda host, port: announce(
+            ready_line(host, port, scheme=config.scheme))))
+    except TLSError as error:
+        print(f"mockserver: {error}", file=sys.stderr)
+        return 2
     except OSError as error:
         print(f"mockserver: cannot listen on {config.host}:{config.port}: {error}",
               file=sys.stderr)
@@ -171,7 +187,7 @@ def main(argv: list[str] | None = None) -> int:
 def _replay(args: argparse.Namespace, config: MockConfig) -> int:
     """Serve a recording (one process: the order of repeated requests is per process)."""
     from .replay import RecordingError, create_replay_app, load_recording
-    from .serve import ready_line, serve
+    from .serve import TLSError, ready_line, serve
 
     if config.workers > 1:
         print("mockserver: --replay serves from one process; leave out --workers",
@@ -185,8 +201,11 @@ def _replay(args: argparse.Namespace, config: MockConfig) -> int:
     app = create_replay_app(exchanges, timing=args.replay_timing,
                             max_body_bytes=config.max_body_bytes)
     try:
-        asyncio.run(serve(config, app=app,
-                          on_ready=lambda host, port: announce(ready_line(host, port))))
+        asyncio.run(serve(config, app=app, on_ready=lambda host, port: announce(
+            ready_line(host, port, scheme=config.scheme))))
+    except TLSError as error:
+        print(f"mockserver: {error}", file=sys.stderr)
+        return 2
     except OSError as error:
         print(f"mockserver: cannot listen on {config.host}:{config.port}: {error}",
               file=sys.stderr)

@@ -59,6 +59,13 @@ class MockConfig:
     max_prompt_chars: int = DEFAULT_MAX_PROMPT_CHARS
     request_budget: float = DEFAULT_REQUEST_BUDGET
     models_created: int = 1764400000
+    tls_cert: str | None = None
+    """PEM certificate chain to serve HTTPS with (``--tls-cert``); None serves plain HTTP."""
+    tls_key: str | None = None
+    """PEM private key of ``tls_cert`` (``--tls-key``), unless the certificate file holds it."""
+    tls_client_ca: str | None = None
+    """PEM CA bundle (``--tls-client-ca``): require a client certificate it signed (mutual
+    TLS); None asks for no client certificate."""
 
     def __post_init__(self) -> None:
         if not 0 <= self.port <= 65535:
@@ -92,8 +99,18 @@ class MockConfig:
             )
         if any(not key for key in self.api_keys):
             raise ValueError("--api-key must not be empty")
+        for tls_flag, tls_file in (("--tls-key", self.tls_key),
+                                   ("--tls-client-ca", self.tls_client_ca)):
+            if tls_file and not self.tls_cert:
+                raise ValueError(f"{tls_flag} needs --tls-cert")
+        if self.tls_cert and self.workers > 1:
+            raise ValueError("--tls-cert serves from one process; leave out --workers")
         parse_fault_names(self.faults)  # unknown names fail at start-up, listing the valid ones
         parse_fault_names(self.chaos_faults)
+
+    @property
+    def scheme(self) -> str:
+        return "https" if self.tls_cert else "http"
 
     @property
     def rate_limits_enabled(self) -> bool:

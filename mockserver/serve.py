@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import signal
 import socket
+import ssl
 from collections.abc import Callable
 from typing import Any
 
@@ -14,16 +15,42 @@ from .app import create_app
 from .config import MockConfig
 from .logs import ACCESS_LOGGER, AccessLog, quiet_protocol_noise
 
-READY_FORMAT = "mockserver: serving http://{host}:{port}/v1 (FriendliAI: http://{host}:{port}/dedicated/v1)"
+READY_FORMAT = ("mockserver: serving {scheme}://{host}:{port}/v1 "
+                "(FriendliAI: {scheme}://{host}:{port}/dedicated/v1)")
 SHUTDOWN_TIMEOUT = 3.0
 """Seconds SIGTERM waits for requests in flight before cancelling them (the whole stop stays
 under 5 s)."""
 
 
-def ready_line(host: str, port: int) -> str:
+class TLSError(Exception):
+    """``--tls-cert`` / ``--tls-key`` could not be loaded (the message names them)."""
+
+
+def ready_line(host: str, port: int, *, scheme: str = "http") -> str:
     """The one line the CLI prints when it accepts connections (the harness parses it)."""
     shown = f"[{host}]" if ":" in host else host
-    return READY_FORMAT.format(host=shown, port=port)
+    return READY_FORMAT.format(scheme=scheme, host=shown, port=port)
+
+
+def tls_context(config: MockConfig) -> ssl.SSLContext | None:
+    """The server's TLS context for ``--tls-cert`` / ``--tls-key``; None for plain HTTP.
+
+    With ``--tls-client-ca`` it requires a client certificate that CA signed (mutual TLS);
+    without, it asks for none."""
+    if not config.tls_cert:
+        return None
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    try:
+        context.load_cert_chain(config.tls_cert, config.tls_key)
+        if config.tls_client_ca:
+            context.load_verify_locations(cafile=config.tls_client_ca)
+            context.verify_mode = ssl.CERT_REQUIRED
+    except (OSError, ssl.SSLError) as error:
+        files = " / ".join(f"{flag} {value!r}" for flag, value in (
+            ("--tls-cert", config.tls_cert), ("--tls-key", config.tls_key),
+            ("--tls-client-ca", config.tls_client_ca)) if value)
+        raise TLSError(f"cannot load {files}: {error}") from None
+    return context
 
 
 def reuseport_socket(host: str, port: int, *, listen: bool = True) -> socket.socket:
@@ -45,18 +72,20 @@ async def serve(
     sock: socket.socket | None = None,
     on_ready: Callable[[str, int], None] | None = None,
     app: web.Application | None = None,
+    ssl_context: ssl.SSLContext | None = None,
 ) -> None:
     """Serve ``app`` (default ``create_app(config)``) on ``sock`` (or host:port) until SIGINT /
-    SIGTERM."""
+    SIGTERM; over TLS with ``ssl_context``, else with ``config``'s ``--tls-cert``."""
+    context = ssl_context if ssl_context is not None else tls_context(config)
     quiet_protocol_noise()
     runner = web.AppRunner(app if app is not None else create_app(config),
                            handle_signals=False, **runner_options(config))
     await runner.setup()
     site: web.BaseSite
     if sock is not None:
-        site = web.SockSite(runner, sock, backlog=4096)
+        site = web.SockSite(runner, sock, backlog=4096, ssl_context=context)
     else:
-        site = web.TCPSite(runner, config.host, config.port, backlog=4096)
+        site = web.TCPSite(runner, config.host, config.port, backlog=4096, ssl_context=context)
     await site.start()
     host, port = _bound_address(runner, config)
     stop = asyncio.Event()

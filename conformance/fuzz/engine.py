@@ -136,7 +136,7 @@ def fuzz(settings: Settings, config: FuzzConfig, *, progress: Progress | None = 
     checks = [*BUILTIN_CHECKS, *(rule.id for rule in rules)]
     guard = RequestGuard(max_requests=config.max_requests, retries=settings.retries,
                          max_wait=settings.max_retry_wait,
-                         secret_headers=settings.secret_header_names)
+                         secret_headers=settings.secret_header_names, network=settings.network)
     operations = {
         f"{op.method.upper()} {relative_path(settings.profile, op.path)}": name
         for name, op in settings.profile.operations.items()

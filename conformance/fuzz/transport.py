@@ -5,26 +5,32 @@ and the checks' own follow-up requests alike), so that is where a live endpoint 
 :class:`GuardedTransport` takes one unit of the budget per attempt, retries ``429 Too Many
 Requests`` and ``503 Service Unavailable`` with exponential backoff, honouring ``Retry-After``
 (RFC 9110 section 10.2.3), and records requests that failed on the network so they can be
-reported with a reproduction. When the budget is spent it stops the engine and refuses further
+reported with a reproduction. Every request goes the way the probes go: the run's TLS trust,
+client certificate and proxy are passed explicitly (requests would otherwise read the
+environment on its own terms). When the budget is spent it stops the engine and refuses further
 requests with :class:`RequestBudgetSpent` (a ``KeyboardInterrupt``, the signal schemathesis
 itself uses to end a run early).
 """
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import threading
 import time
-from collections.abc import Callable
+import warnings
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, cast
 
 import requests
 import schemathesis
+import urllib3
 from schemathesis.specs.openapi.schemas import OpenApiSchema
 from schemathesis.transport.requests import REQUESTS_TRANSPORT, RequestsTransport
 
 from conformance.client import RETRY_STATUSES, parse_retry_after
-from conformance.transport import RecordedRequest
+from conformance.transport import DIRECT, Network, RecordedRequest
 
 from .exchange import prepared_request
 
@@ -54,6 +60,9 @@ class RequestGuard:
     retries: int = 3
     max_wait: float = 30.0
     secret_headers: tuple[str, ...] = ()
+    network: Network = DIRECT
+    """How every request reaches the server (TLS trust, client certificate, proxy), the same
+    as the probes' (:meth:`~conformance.transport.Network.requests_kwargs`)."""
     sleep: Callable[[float], None] = time.sleep
     on_spent: Callable[[], None] | None = None
     sent: int = 0
@@ -92,6 +101,8 @@ class RequestGuard:
                prepared: requests.PreparedRequest) -> None:
         """Record a request that got no complete response."""
         request = prepared_request(prepared, secret_headers=self.secret_headers)
+        if self.network != DIRECT:  # its curl reproduction goes the way the request went
+            request = dataclasses.replace(request, network=self.network.redacted())
         with self._lock:
             self.network_failures.append(NetworkFailure(
                 operation, request, f"{type(exc).__name__}: {exc}"[:500], request.wants_stream,
@@ -108,6 +119,17 @@ def _never_connected(exc: requests.RequestException) -> bool:
     )
 
 
+@contextlib.contextmanager
+def _insecure_quietly(insecure: bool) -> Iterator[None]:
+    """Under ``--insecure`` urllib3 warns on every request; the reports say it once instead."""
+    if not insecure:
+        yield
+        return
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", urllib3.exceptions.InsecureRequestWarning)
+        yield
+
+
 class GuardedTransport(RequestsTransport):
     """Schemathesis' requests transport, every attempt under a :class:`RequestGuard`."""
 
@@ -119,11 +141,13 @@ class GuardedTransport(RequestsTransport):
     def send(self, case: schemathesis.Case, *, session: requests.Session | None = None,
              **kwargs: Any) -> schemathesis.Response:
         guard = self.guard
+        kwargs = {**kwargs, **guard.network.requests_kwargs()}  # the engine's defaults yield
         attempt = 0
         while True:
             guard.take()
             try:
-                response = super().send(case, session=session, **dict(kwargs))
+                with _insecure_quietly(guard.network.insecure):
+                    response = super().send(case, session=session, **dict(kwargs))
             except requests.RequestException as exc:
                 sent = exc.request
                 if not isinstance(sent, requests.PreparedRequest):

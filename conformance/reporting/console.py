@@ -12,6 +12,7 @@ from typing import TextIO
 
 from conformance.model import VERDICT_ORDER, RunResult, Verdict
 
+from .connection import connection_lines
 from .text import finding_lines, latency_line
 
 COLUMNS = ("PASS", "FAIL", "NON_STRICT", "SKIP", "ERROR")
@@ -39,7 +40,10 @@ def write_console(result: RunResult, out: TextIO, *, verbose: bool = False) -> N
     target = result.target
     where = "embedded mock" if target.embedded else target.base_url
     out.write(f"completions conformance: {where} ")
-    out.write(f"(profile {target.profile}, model {target.model})\n\n")
+    out.write(f"(profile {target.profile}, model {target.model})\n")
+    for line in connection_lines(result):
+        out.write(f"  {line}\n")
+    out.write("\n")
     out.write(summary_table(result) + "\n")
     failures = result.failures()
     for number, item in enumerate(failures, 1):

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from conformance.model import VERDICT_ORDER, RunResult, Verdict
 
+from .connection import connection_lines
 from .text import finding_lines, latency_line
 
 STYLE = """
@@ -43,6 +44,7 @@ def html_report(result: RunResult) -> str:
         f"<title>Completions conformance: {escape(where)}</title>",
         f"<style>{STYLE}</style></head><body>",
         f"<h1>Completions conformance: {escape(where)}</h1>",
+        "".join(f"<p><b>{escape(line)}</b></p>" for line in connection_lines(result)),
         f"<p>Profile <b>{escape(target.profile)}</b>, model <b>{escape(target.model)}</b>, "
         f"features: {escape(', '.join(target.features))}.<br>Result: "
         f"<b class='{'PASS' if result.passed else 'FAIL'}'>{verdict}</b>"

@@ -2,7 +2,7 @@
 
 Shape::
 
-    {"tool", "version", "target", "strict", "passed", "exit_code",
+    {"tool", "version", "target", "connection", "weakened", "strict", "passed", "exit_code",
      "summary": {"PASS": n, "FAIL": n, "NON_STRICT": n, "SKIP": n, "ERROR": n, "total": n},
      "results": [{"rule", "level", "verdict", "message", "area", "title", "requirement",
                   "citation", "source", "finding": {...} | null, "exchanges": [...]}],
@@ -12,7 +12,9 @@ Each exchange is a faithful recording that ``mockserver --replay`` can serve bac
 (method, URL, headers, body) and the response (status, reason, headers as received, the raw
 body and when each piece of it arrived). A body is ``"body"`` (text) when it is valid UTF-8,
 else ``"body_base64"``; ``"chunks"`` lists ``[bytes, seconds since the request started]`` per
-read. Secrets never reach it: requests were redacted when recorded.
+read. ``"connection"`` says how the server was reached (proxy, CA bundle, client certificate,
+``insecure``); ``"weakened"`` is true when TLS certificates were not verified. Secrets never
+reach it: requests were redacted when recorded.
 """
 
 from __future__ import annotations
@@ -26,6 +28,8 @@ from statistics import median
 from conformance.model import RuleResult, RunResult
 from conformance.transport import Exchange
 from spec import JSON
+
+from .connection import connection_json
 
 TOOL = "completions-conformance"
 VERSION = "0.1.0"
@@ -126,6 +130,8 @@ def report_json(result: RunResult) -> dict[str, JSON]:
         "tool": TOOL,
         "version": VERSION,
         "target": dataclasses.asdict(result.target),
+        "connection": connection_json(result),
+        "weakened": connection_json(result)["weakened"],
         "strict": result.strict,
         "passed": result.passed,
         "exit_code": result.exit_code,

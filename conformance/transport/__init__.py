@@ -11,21 +11,27 @@ from .curl import AUTH_VARIABLE, secret_variable, to_curl
 from .exchange import Exchange, RecordedRequest, Timings
 from .json_types import JSON
 from .limits import Limits, Termination
+from .network import DIRECT, PROXY_VARIABLE, Network
+from .proxies import proxy_for
 from .recorder import DEFAULT_LIMITS, open_session, record
 from .redact import REDACTED, is_secret_header, redact_headers, redact_url
 
 __all__ = [
     "AUTH_VARIABLE",
     "DEFAULT_LIMITS",
+    "DIRECT",
     "JSON",
+    "PROXY_VARIABLE",
     "REDACTED",
     "Exchange",
     "Limits",
+    "Network",
     "RecordedRequest",
     "Termination",
     "Timings",
     "is_secret_header",
     "open_session",
+    "proxy_for",
     "record",
     "redact_headers",
     "redact_url",

@@ -6,7 +6,8 @@ become shell variables inside *double* quotes so the shell expands them, e.g.
 ``-H "Authorization: Bearer $OPENAI_API_KEY"`` or ``-H "X-Api-Key: $X_API_KEY"``: export the
 variable before pasting. ``-N`` (no buffering) is added for streams. A body that is not UTF-8 or
 holds NUL bytes (which no argument can carry) is produced by bash process substitution,
-``--data-binary @<(printf %b '...')``.
+``--data-binary @<(printf %b '...')``. A request that went through a proxy or with TLS options
+carries them (``--proxy "$PROXY"``, ``--cacert FILE``, ``--insecure``...).
 """
 
 from __future__ import annotations
@@ -82,6 +83,8 @@ def to_curl(
         parts.append("-N")
     if request.method != ("POST" if request.body else "GET"):
         parts += ["-X", shlex.quote(request.method)]
+    if request.network is not None:
+        parts += request.network.curl_args()
     parts.append(shlex.quote(request.url))
     for name, value in request.headers:
         if name.lower() in _SKIPPED:

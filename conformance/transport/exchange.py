@@ -14,6 +14,7 @@ from conformance.sse import Comment, Observation, SSEEvent
 
 from .json_types import JSON
 from .limits import Termination
+from .network import Network
 
 
 @dataclass(frozen=True)
@@ -25,6 +26,8 @@ class RecordedRequest:
     url: str
     headers: tuple[tuple[str, str], ...]
     body: bytes = b""
+    network: Network | None = None
+    """How the request reached the server (proxy, TLS trust), redacted; None: directly."""
 
     def json(self) -> JSON:
         """The body parsed as JSON; ``None`` when empty or not JSON."""

@@ -26,6 +26,7 @@ from .decoding import make_decoder
 from .exchange import Exchange, RecordedRequest
 from .json_types import JSON
 from .limits import Limits, Termination
+from .network import DIRECT, Network
 from .recording import Recording
 from .redact import redact_headers, redact_url
 
@@ -64,6 +65,7 @@ async def record(
     limits: Limits = DEFAULT_LIMITS,
     sse: bool | None = None,
     secret_headers: Iterable[str] = (),
+    network: Network = DIRECT,
 ) -> Exchange:
     """Send one request and record the response within ``limits``.
 
@@ -71,6 +73,7 @@ async def record(
     unless given); ``body`` sends bytes as they are; passing both is a ``ValueError``. ``sse``
     forces (``True``) or forbids (``False``) SSE parsing; ``None`` parses when the response's
     media type is ``text/event-stream``. ``secret_headers`` names extra headers to redact.
+    ``network`` says how to reach the server (TLS trust, client certificate, proxy).
     """
     if json_body is not None and body is not None:
         raise ValueError("pass json_body or body, not both")
@@ -84,11 +87,12 @@ async def record(
     if "accept-encoding" not in names:
         items.append(("Accept-Encoding", "identity"))
     request = RecordedRequest(
-        method.upper(), redact_url(url, secret), redact_headers(items, secret), body or b""
+        method.upper(), redact_url(url, secret), redact_headers(items, secret), body or b"",
+        network=None if network == DIRECT else network.redacted(),
     )
     state = Recording(request, limits)
     try:
-        await _exchange(state, session, url, items, body, sse)
+        await _exchange(state, session, url, items, body, sse, network.aiohttp_kwargs(url))
     except _CONNECT_ERRORS as exc:
         state.stop(Termination.CONNECT_ERROR, _describe(exc))
     except Exception as exc:  # every other failure is the connection's: record, never raise
@@ -103,6 +107,7 @@ async def _exchange(
     items: list[tuple[str, str]],
     body: bytes | None,
     sse: bool | None,
+    connection: dict[str, object],
 ) -> None:
     limits = state.limits
     timeout = aiohttp.ClientTimeout(
@@ -118,6 +123,7 @@ async def _exchange(
             allow_redirects=False,
             auto_decompress=False,
             timeout=timeout,
+            **connection,  # type: ignore[arg-type]
         )
 
     try:

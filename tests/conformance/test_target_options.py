@@ -5,10 +5,12 @@ plugin: each row's flags must give the same :class:`~conformance.settings.Settin
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
+from network_support import TLSKit, loopback_proxy
 
 import conformance.fuzz.cli  # noqa: F401 - imported once: pytester forgets what a test imports
 from conformance.cli import _parser
@@ -37,7 +39,14 @@ ROWS: list[tuple[list[str], Callable[[Settings], Any], Any]] = [
     (["--concurrency", "3"], lambda s: s.concurrency, 3),
     (["--timeout", "12.5"], lambda s: s.limits.total_time, 12.5),
     (["--base-url", "http://127.0.0.1:9/dedicated/v1"], lambda s: s.profile.name, "friendli"),
+    (["--cacert", "{ca}"], lambda s: s.network.cacert, "{ca}"),
+    (["--cert", "{cert}", "--key", "{key}"], lambda s: (s.network.cert, s.network.key),
+     ("{cert}", "{key}")),
+    (["--insecure"], lambda s: (s.network.insecure, s.network.weakened), (True, True)),
+    (["--proxy", "{proxy}"], lambda s: s.network.proxy, "{proxy}"),
 ]
+"""``{ca}``, ``{cert}``, ``{key}`` and ``{proxy}`` stand for files of a private CA made for the
+test and a loopback proxy (a proxied target is reached once before the run: it must answer)."""
 
 
 def cli_settings(command: str, argv: list[str]) -> Settings:
@@ -59,11 +68,36 @@ def pytest_settings(pytester: pytest.Pytester, argv: list[str]) -> Settings:
     return settings_for(config)
 
 
+@pytest.fixture(autouse=True)
+def no_network_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The rows say everything: no proxy or CA bundle of the machine's environment."""
+    for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY", "REQUESTS_CA_BUNDLE",
+                 "SSL_CERT_FILE"):
+        monkeypatch.delenv(name, raising=False)
+        monkeypatch.delenv(name.lower(), raising=False)
+
+
+@pytest.fixture(scope="module")
+def places(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
+    kit = TLSKit.make(Path(tmp_path_factory.mktemp("tls")))
+    with loopback_proxy() as proxy:
+        yield {"ca": kit.ca, "cert": kit.client_cert, "key": kit.client_key, "proxy": proxy.url}
+
+
+def fill(value: Any, places: dict[str, str]) -> Any:
+    if isinstance(value, str):
+        return value.format(**places)
+    if isinstance(value, tuple):
+        return tuple(fill(item, places) for item in value)
+    return value
+
+
 @pytest.mark.parametrize("row", range(len(ROWS)))
 def test_the_same_flags_mean_the_same_in_run_fuzz_and_pytest(
-    row: int, pytester: pytest.Pytester
+    row: int, pytester: pytest.Pytester, places: dict[str, str]
 ) -> None:
     argv, read, want = ROWS[row]
+    argv, want = [fill(a, places) for a in argv], fill(want, places)
     assert read(cli_settings("run", argv)) == want
     assert read(cli_settings("fuzz", argv)) == want
     assert read(pytest_settings(pytester, argv)) == want
@@ -79,12 +113,16 @@ def test_the_table_is_tried_whole() -> None:
     (["--concurrency", "0"], "{}concurrency must be at least 1"),
     (["--max-requests", "0"], "{}max-requests must be at least 1"),
     (["--timeout", "0"], "{}timeout must be positive"),
+    (["--cacert", "/nonexistent/ca.pem"], "{}cacert '/nonexistent/ca.pem': no such file"),
+    (["--key", "/nonexistent/client.key"], "{}key needs {}cert"),
+    (["--proxy", "socks5://127.0.0.1:1080"], "the proxy must be an http:// or https:// URL"),
 ])
 def test_a_wrong_flag_is_named_the_way_each_front_end_spells_it(
     argv: list[str], message: str, pytester: pytest.Pytester
 ) -> None:
     for command in ("run", "fuzz"):
-        with pytest.raises(UsageError, match=message.format("--")):
+        with pytest.raises(UsageError, match=message.format("--", "--")):
             cli_settings(command, argv)
-    with pytest.raises(pytest.UsageError, match=message.format("--conformance-")):
+    with pytest.raises(pytest.UsageError,
+                       match=message.format("--conformance-", "--conformance-")):
         pytest_settings(pytester, argv)

@@ -19,6 +19,7 @@ from conformance.fuzz.transport import (
     RequestGuard,
     guard_schema,
 )
+from conformance.transport import Network, to_curl
 
 BODY = {"model": "m", "prompt": "Hi", "max_tokens": 1}
 
@@ -129,3 +130,16 @@ def test_a_refused_connection_is_not_a_finding() -> None:
         _send(guard, f"http://127.0.0.1:{port}")
     [failure] = guard.network_failures
     assert not failure.connected
+
+
+def test_a_network_failure_keeps_the_proxy_it_went_through_redacted() -> None:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    guard = RequestGuard(network=Network(proxy=f"http://ci:hush@127.0.0.1:{port}"))
+    with pytest.raises(requests.ConnectionError):
+        _send(guard, "http://127.0.0.1:9")
+    [failure] = guard.network_failures
+    assert failure.request.network is not None
+    curl = to_curl(failure.request)
+    assert curl.startswith('curl -sS --proxy "$PROXY" ') and "hush" not in curl + failure.error

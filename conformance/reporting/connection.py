@@ -1,0 +1,55 @@
+"""How the run reached the server, as every report states it: the proxy, the TLS trust, and
+whether verification was off (``--insecure``, a weakened run).
+
+It is read from the recorded exchanges (each request keeps the redacted
+:class:`~conformance.transport.Network` it went out with), so a report says what was done on
+the wire, not what was asked for.
+"""
+
+from __future__ import annotations
+
+from conformance.model import RunResult
+from conformance.transport import Network
+from spec import JSON
+
+WEAKENED = ("WEAKENED RUN: TLS certificates were not verified (--insecure); the verdicts say "
+            "nothing about the server's certificate")
+
+
+def run_network(result: RunResult) -> Network | None:
+    """The network of the run's requests (all share the run's settings); None: direct, with
+    the default trust."""
+    for exchange in result.exchanges.values():
+        if exchange.request.network is not None:
+            return exchange.request.network
+    return None
+
+
+def connection_lines(result: RunResult) -> list[str]:
+    """The report header's lines about the connection (none for a plain direct run)."""
+    network = run_network(result)
+    if network is None:
+        return []
+    lines = []
+    if network.proxy:
+        lines.append(f"through the proxy {network.proxy}")
+    if network.cacert:
+        lines.append(f"trusting the CA bundle {network.cacert}")
+    if network.cert:
+        lines.append(f"with the client certificate {network.cert}")
+    if network.weakened:
+        lines.append(WEAKENED)
+    return lines
+
+
+def connection_json(result: RunResult) -> dict[str, JSON]:
+    """The JSON report's ``connection``: proxy (redacted), CA bundle, client certificate,
+    ``insecure`` and ``weakened``."""
+    network = run_network(result) or Network()
+    return {
+        "proxy": network.proxy,
+        "cacert": network.cacert,
+        "cert": network.cert,
+        "insecure": network.insecure,
+        "weakened": network.weakened,
+    }
