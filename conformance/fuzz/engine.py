@@ -32,9 +32,9 @@ from . import stream as _stream  # noqa: F401 - registers the text/event-stream 
 from .bodies import Caps, cap
 from .checks import FuzzRun, attach, detach, select_rules
 from .document import fuzz_document, relative_path, without_examples
-from .findings import FindingCollector, FuzzFinding, shrunk_finding
+from .findings import CONNECTION, FindingCollector, FuzzFinding, network_finding, shrunk_finding
 from .hooks import install
-from .shrink import shrink_case
+from .shrink import shrink_case, shrink_cut
 from .transport import GuardedOpenApiSchema, RequestBudgetSpent, RequestGuard, guard_schema
 
 BUILTIN_CHECKS = (
@@ -157,12 +157,13 @@ def fuzz(settings: Settings, config: FuzzConfig, *, progress: Progress | None = 
             st_config = _config(settings, replace(config, phases=phases, time_budget=left),
                                 seed, checks)
             _run_pass(document, st_config, guard, run, result, collector, say, schemas)
+        # what the run cut short, before shrinking adds cuts of its own candidates
+        collector.add_network(list(guard.network_failures))
         if config.shrink and not guard.spent:
-            _shrink_findings(settings, config.caps, collector.findings(), collector, say)
+            _shrink_findings(settings, config.caps, guard, collector, say)
     finally:
         for schema in schemas:
             detach(schema)
-    collector.add_network(guard.network_failures)
     result.findings = collector.findings()
     result.requests, result.retried = guard.sent, guard.retried
     result.duration = time.monotonic() - started
@@ -207,7 +208,7 @@ MAX_SHRUNK = 12
 """Findings shrunk per run, at most (each costs up to a few hundred requests)."""
 
 
-def _shrink_findings(settings: Settings, caps: Caps, findings: list[FuzzFinding],
+def _shrink_findings(settings: Settings, caps: Caps, guard: RequestGuard,
                      collector: FindingCollector, say: Progress) -> None:
     """Replace each finding's example with the smallest reduction that still fails the same
     way (see :mod:`conformance.fuzz.shrink`)."""
@@ -218,11 +219,20 @@ def _shrink_findings(settings: Settings, caps: Caps, findings: list[FuzzFinding]
     def prepare(body: object) -> object:
         return cap(body, caps, friendli=friendli)
 
-    for finding in findings[:MAX_SHRUNK]:
+    for finding in collector.findings()[:MAX_SHRUNK]:
         if finding.case is None:
             continue
         say(f"shrinking {finding.key} on {finding.operation}")
         try:
+            if finding.check == CONNECTION:
+                cut = shrink_cut(finding.case, kind=finding.key.partition(":")[2],
+                                 headers=headers, prepare=prepare,
+                                 recorded=guard.network_failures)
+                if cut is not None:
+                    smaller = network_finding(cut, secret, shrunk=True)
+                    collector.replace(smaller if smaller.size <= finding.size
+                                      else replace(finding, shrunk=True))
+                continue
             best = shrink_case(finding.case, check=finding.check, key=finding.key,
                                headers=headers, prepare=prepare)
         except RequestBudgetSpent:

@@ -26,6 +26,8 @@ from .shrink import failure_key
 from .transport import NetworkFailure
 
 EXCERPT_BYTES = 600
+CONNECTION = "connection"
+"""The check name of findings whose request got no complete response."""
 
 
 @dataclass(frozen=True)
@@ -106,6 +108,27 @@ def shrunk_finding(finding: FuzzFinding, case: schemathesis.Case,
     return smaller if smaller.size <= finding.size else replace(finding, shrunk=True)
 
 
+def network_finding(failure: NetworkFailure, secret_headers: tuple[str, ...], *,
+                    shrunk: bool = False) -> FuzzFinding:
+    """The finding of a request that got no complete response (a stream cut short is SSE-008's
+    failure; any other response cut short has no rule of its own)."""
+    what = "stream" if failure.streamed else "response"
+    return FuzzFinding(
+        check=CONNECTION,
+        key=f"{CONNECTION}:{failure.kind}",
+        rule_id="SSE-008" if failure.streamed else None,
+        title=f"The {what} did not arrive whole",
+        message=f"The request got no complete response: {failure.error}",
+        operation=failure.operation,
+        severity="critical",
+        status=None,
+        request=failure.request,
+        curl=to_curl(failure.request, secret_headers=secret_headers),
+        shrunk=shrunk,
+        case=failure.case,
+    )
+
+
 class FindingCollector:
     """Folds recorded scenarios and network failures into deduplicated findings."""
 
@@ -134,22 +157,8 @@ class FindingCollector:
 
     def add_network(self, failures: Iterable[NetworkFailure]) -> None:
         for failure in failures:
-            if not failure.connected:
-                continue
-            what = "stream" if failure.streamed else "response"
-            kind = failure.error.split(":", 1)[0]
-            self.keep(FuzzFinding(
-                check="connection",
-                key=f"connection:{kind}",
-                rule_id="SSE-008" if failure.streamed else None,
-                title=f"The {what} did not arrive whole",
-                message=f"The request got no complete response: {failure.error}",
-                operation=failure.operation,
-                severity="critical",
-                status=None,
-                request=failure.request,
-                curl=to_curl(failure.request, secret_headers=self.secret_headers),
-            ))
+            if failure.connected:
+                self.keep(network_finding(failure, self.secret_headers))
 
     def keep(self, finding: FuzzFinding) -> None:
         slot = (finding.operation, finding.key)

@@ -15,7 +15,8 @@ failed. The last candidate that failed the same way is the reproduction.
 
 A search is bounded by ``max_requests`` requests (and the run's budget and guard still apply).
 A finding that does not fail again when replayed, or whose body is not JSON, keeps the example
-the engine found.
+the engine found. A request that got no complete response (a stream cut short) is shrunk the
+same way, to the smallest reduction the server still cuts short (:func:`shrink_cut`).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import hypothesis
+import requests
 import schemathesis
 from hypothesis import HealthCheck, Phase, Verbosity
 from hypothesis import strategies as st
@@ -35,7 +37,7 @@ from schemathesis.core.failures import Failure, FailureGroup
 from spec import JSON
 
 from .checks import RuleFailure
-from .transport import RequestBudgetSpent
+from .transport import NetworkFailure, RequestBudgetSpent
 
 SEARCH_KEY = b"conformance-fuzz-shrink"
 
@@ -157,12 +159,7 @@ def shrink_case(case: schemathesis.Case, *, check: str, key: str, headers: dict[
     check_function = registered
     best = Best()
 
-    def fails_the_same_way(body: JSON) -> bool:
-        if best.requests >= max_requests:
-            return False  # enough: decline further candidates, keep the best so far
-        best.requests += 1
-        candidate = _fresh_copy(case)
-        candidate.body = prepare(_kept(copy.deepcopy(body), case.body))  # type: ignore[assignment]
+    def fails_the_same_way(candidate: schemathesis.Case) -> bool:
         response = candidate.call(headers=headers)
         try:
             candidate.validate_response(response, checks=[check_function], headers=headers)
@@ -178,6 +175,53 @@ def shrink_case(case: schemathesis.Case, *, check: str, key: str, headers: dict[
                 return True
         return False
 
+    best.requests = _search(case, fails_the_same_way, prepare, max_requests)
+    return best
+
+
+def shrink_cut(case: schemathesis.Case, *, kind: str, headers: dict[str, str],
+               prepare: Callable[[JSON], JSON], recorded: list[NetworkFailure],
+               max_requests: int = 120) -> NetworkFailure | None:
+    """The smallest reduction of ``case``, whose request got no complete response, that still
+    gets none the same way (an exception of class ``kind``); None when none did.
+
+    ``recorded`` is the run guard's list of network failures, where each candidate's own
+    failure lands (with the request as sent, for the reproduction).
+    """
+    if not isinstance(case.body, (dict, list, str)):
+        return None
+    smallest: list[NetworkFailure] = []
+
+    def cut_the_same_way(candidate: schemathesis.Case) -> bool:
+        seen = len(recorded)
+        try:
+            candidate.call(headers=headers)
+        except requests.RequestException:
+            for cut in recorded[seen:]:
+                if cut.connected and cut.kind == kind:
+                    smallest.append(cut)
+                    return True
+        return False
+
+    _search(case, cut_the_same_way, prepare, max_requests)
+    return smallest[-1] if smallest else None
+
+
+def _search(case: schemathesis.Case, fails: Callable[[schemathesis.Case], bool],
+            prepare: Callable[[JSON], JSON], max_requests: int) -> int:
+    """Let hypothesis reduce ``case``'s body, from the body itself, while ``fails`` holds for
+    the candidate case (sent at most ``max_requests`` times); the requests sent."""
+    sent = 0
+
+    def candidate_fails(body: JSON) -> bool:
+        nonlocal sent
+        if sent >= max_requests:
+            return False  # enough: decline further candidates, keep the best so far
+        sent += 1
+        candidate = _fresh_copy(case)
+        candidate.body = prepare(_kept(copy.deepcopy(body), case.body))  # type: ignore[assignment]
+        return fails(candidate)
+
     database = InMemoryExampleDatabase()
     # the secondary corpus: hypothesis replays it and shrinks what fails (an entry of the
     # primary corpus would count as shrunk already)
@@ -187,10 +231,10 @@ def shrink_case(case: schemathesis.Case, *, check: str, key: str, headers: dict[
         verbosity=Verbosity.quiet, suppress_health_check=list(HealthCheck),
     )
     try:
-        hypothesis.find(reductions(case.body), fails_the_same_way, settings=search_settings,
+        hypothesis.find(reductions(case.body), candidate_fails, settings=search_settings,
                         database_key=SEARCH_KEY)
     except RequestBudgetSpent:
         raise
     except Exception:
-        pass  # NoSuchExample (it did not fail again) or Flaky: `best` holds what was found
-    return best
+        pass  # NoSuchExample (it did not fail again) or Flaky: the caller holds what was found
+    return sent

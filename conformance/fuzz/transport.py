@@ -50,6 +50,14 @@ class NetworkFailure:
     connected: bool
     """False when no connection was made at all (refused, DNS, connect timeout): then the
     target is unreachable, which is the run's problem rather than a finding."""
+    case: schemathesis.Case | None = field(default=None, compare=False, repr=False)
+    """The case whose request failed (what :mod:`conformance.fuzz.shrink` reduces)."""
+
+    @property
+    def kind(self) -> str:
+        """The exception's class name (``ChunkedEncodingError``): failures of one kind are one
+        finding."""
+        return self.error.split(":", 1)[0]
 
 
 @dataclass
@@ -98,15 +106,16 @@ class RequestGuard:
         return delay
 
     def failed(self, operation: str, exc: requests.RequestException,
-               prepared: requests.PreparedRequest) -> None:
-        """Record a request that got no complete response."""
+               prepared: requests.PreparedRequest, case: schemathesis.Case | None = None,
+               ) -> None:
+        """Record a request that got no complete response (``case``: the case that sent it)."""
         request = prepared_request(prepared, secret_headers=self.secret_headers)
         if self.network != DIRECT:  # its curl reproduction goes the way the request went
             request = dataclasses.replace(request, network=self.network.redacted())
         with self._lock:
             self.network_failures.append(NetworkFailure(
                 operation, request, f"{type(exc).__name__}: {exc}"[:500], request.wants_stream,
-                connected=not _never_connected(exc),
+                connected=not _never_connected(exc), case=case,
             ))
 
 
@@ -152,7 +161,7 @@ class GuardedTransport(RequestsTransport):
                 sent = exc.request
                 if not isinstance(sent, requests.PreparedRequest):
                     sent = self._prepared(case, session, kwargs)
-                guard.failed(case.operation.label, exc, sent)
+                guard.failed(case.operation.label, exc, sent, case)
                 raise
             if response.status_code not in RETRY_STATUSES or attempt >= guard.retries:
                 return response
