@@ -26,7 +26,7 @@ from schemathesis.config import SchemathesisConfig
 from schemathesis.engine import StopReason, events, from_schema
 
 from conformance.settings import MAX_EVENTS, Settings
-from conformance.transport import redact_url
+from conformance.transport import DIRECT, Network, redact_url
 
 from . import stream as _stream  # noqa: F401 - registers the text/event-stream deserializer
 from .bodies import Caps, cap
@@ -83,6 +83,8 @@ class FuzzResult:
     duration: float = 0.0
     stop_reason: str = "completed"
     unreachable: bool = False
+    network: Network = DIRECT
+    """How the requests went out (redacted): the reports say so, ``--insecure`` above all."""
 
     @property
     def exit_code(self) -> int:
@@ -143,8 +145,9 @@ def fuzz(settings: Settings, config: FuzzConfig, *, progress: Progress | None = 
     }
     run = FuzzRun(settings=settings, rules=rules, caps=config.caps, operations=operations)
     result = FuzzResult(seed=seed, profile=settings.profile.name,
-                        base_url=redact_url(settings.base_url), checks=tuple(checks))
-    collector = FindingCollector(settings.secret_header_names)
+                        base_url=redact_url(settings.base_url), checks=tuple(checks),
+                        network=settings.network.redacted())
+    collector = FindingCollector(settings.secret_header_names, network=settings.network)
     started = time.monotonic()
     say(f"seed {seed}: replay this run with --seed {seed}")
     schemas: list[GuardedOpenApiSchema] = []

@@ -17,7 +17,7 @@ import schemathesis
 from schemathesis.core.failures import Failure
 from schemathesis.engine.recorder import Interaction, ScenarioRecorder
 
-from conformance.transport import RecordedRequest, to_curl
+from conformance.transport import DIRECT, Network, RecordedRequest, to_curl
 from spec import JSON
 
 from .checks import RuleFailure
@@ -132,9 +132,19 @@ def network_finding(failure: NetworkFailure, secret_headers: tuple[str, ...], *,
 class FindingCollector:
     """Folds recorded scenarios and network failures into deduplicated findings."""
 
-    def __init__(self, secret_headers: Iterable[str] = ()) -> None:
+    def __init__(self, secret_headers: Iterable[str] = (), *, network: Network = DIRECT) -> None:
         self.secret_headers = tuple(secret_headers)
+        self.network = network.redacted()
         self._found: dict[tuple[str, str], FuzzFinding] = {}
+
+    def _through_network(self, finding: FuzzFinding) -> FuzzFinding:
+        """``finding`` with its reproduction going the way the run went (proxy, CA bundle,
+        client certificate, ``--insecure``): schemathesis' recordings do not say."""
+        if self.network == DIRECT or finding.request.network is not None:
+            return finding
+        request = replace(finding.request, network=self.network)
+        return replace(finding, request=request,
+                       curl=to_curl(request, secret_headers=self.secret_headers))
 
     def add_scenario(self, recorder: ScenarioRecorder) -> None:
         for case_id, nodes in recorder.checks.items():
@@ -161,12 +171,14 @@ class FindingCollector:
                 self.keep(network_finding(failure, self.secret_headers))
 
     def keep(self, finding: FuzzFinding) -> None:
+        finding = self._through_network(finding)
         slot = (finding.operation, finding.key)
         kept = self._found.get(slot)
         if kept is None or finding.size < kept.size:
             self._found[slot] = finding
 
     def replace(self, finding: FuzzFinding) -> None:
+        finding = self._through_network(finding)
         self._found[(finding.operation, finding.key)] = finding
 
     def findings(self) -> list[FuzzFinding]:

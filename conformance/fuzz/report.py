@@ -13,7 +13,9 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import TextIO
 
+from conformance.reporting.connection import network_json, network_lines
 from conformance.reporting.junit import xml_safe
+from conformance.transport import DIRECT
 from spec import JSON
 
 from .engine import FuzzResult
@@ -41,6 +43,8 @@ def _headline(finding: FuzzFinding) -> str:
 def write_console(result: FuzzResult, out: TextIO, *, embedded: bool = False) -> None:
     where = "the embedded mock" if embedded else result.base_url
     out.write(f"conformance fuzz: profile {result.profile} at {where}\n")
+    for line in network_lines(result.network if result.network != DIRECT else None):
+        out.write(f"{line}\n")
     out.write(f"seed: {result.seed}  (add --seed {result.seed} to replay this run)\n")
     rules = [name for name in result.checks if name[:1].isupper()]
     out.write(f"checks: {len(result.checks) - len(rules)} schemathesis checks, "
@@ -68,6 +72,7 @@ def report_json(result: FuzzResult) -> dict[str, JSON]:
         "tool": "conformance fuzz",
         "profile": result.profile,
         "base_url": result.base_url,
+        "connection": network_json(result.network),
         "seed": result.seed,
         "checks": list(result.checks),
         "examples": result.examples,
@@ -100,6 +105,8 @@ def junit_xml(result: FuzzResult) -> str:
     )
     properties = ET.SubElement(suite, "properties")
     ET.SubElement(properties, "property", name="seed", value=str(result.seed))
+    ET.SubElement(properties, "property", name="weakened",
+                  value=str(result.network.weakened).lower())
     for name in names:
         case = ET.SubElement(suite, "testcase", classname="conformance.fuzz", name=name, time="0")
         for finding in by_check.get(name, []):

@@ -27,7 +27,18 @@ def run_network(result: RunResult) -> Network | None:
 
 def connection_lines(result: RunResult) -> list[str]:
     """The report header's lines about the connection (none for a plain direct run)."""
-    network = run_network(result)
+    return network_lines(run_network(result))
+
+
+def connection_json(result: RunResult) -> dict[str, JSON]:
+    """The JSON report's ``connection``: proxy (redacted), CA bundle, client certificate,
+    ``insecure`` and ``weakened``."""
+    return network_json(run_network(result))
+
+
+def network_lines(network: Network | None) -> list[str]:
+    """Lines saying how requests went out ``network`` (none for a plain direct run); shared
+    by the run's and the fuzzer's reports."""
     if network is None:
         return []
     lines = []
@@ -42,10 +53,10 @@ def connection_lines(result: RunResult) -> list[str]:
     return lines
 
 
-def connection_json(result: RunResult) -> dict[str, JSON]:
-    """The JSON report's ``connection``: proxy (redacted), CA bundle, client certificate,
+def network_json(network: Network | None) -> dict[str, JSON]:
+    """``connection`` of a JSON report: proxy (redacted), CA bundle, client certificate,
     ``insecure`` and ``weakened``."""
-    network = run_network(result) or Network()
+    network = (network or Network()).redacted()
     return {
         "proxy": network.proxy,
         "cacert": network.cacert,

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from conformance.model import RuleResult, RunResult, Verdict
 
+from .connection import connection_json
 from .text import finding_lines
 
 _NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
@@ -44,7 +45,8 @@ def junit_xml(result: RunResult) -> str:
     coverage = result.coverage
     for name, value in (("coverage", coverage.line()),
                         ("unjudged_must", ",".join(coverage.unjudged_must)),
-                        ("fail_on_skip", str(result.fail_on_skip).lower())):
+                        ("fail_on_skip", str(result.fail_on_skip).lower()),
+                        ("weakened", str(connection_json(result)["weakened"]).lower())):
         ET.SubElement(properties, "property", name=name, value=xml_safe(value))
     for item in result.results:
         case = ET.SubElement(

@@ -122,6 +122,11 @@ def test_insecure_works_and_every_report_says_the_run_was_weakened(
     data = json.loads(report.read_text())
     assert data["weakened"] is True and data["connection"]["insecure"] is True
     assert "WEAKENED RUN" in page.read_text()
+    junit = tmp_path / "r.xml"
+    status, _, err = cli("run", "--base-url", https_mock.openai_url, "--insecure", "-q",
+                         "--select", "USAGE-001", "--junit-xml", str(junit))
+    assert status == 0, err
+    assert '<property name="weakened" value="true"' in junit.read_text()
 
 
 def test_mutual_tls_needs_the_client_certificate(mtls_mock: EmbeddedMock, kit: TLSKit) -> None:
@@ -183,6 +188,28 @@ def test_fuzz_goes_through_the_proxy_with_the_run_s_trust(
                                "--max-requests", "8", "--seed", "1", "-q")
         assert status == 0, out + err
         assert not proxy.targets
+
+
+def test_fuzz_findings_reproduce_the_way_the_run_went_and_say_it_was_weakened(
+    https_mock: EmbeddedMock, tmp_path: Path
+) -> None:
+    report, junit = tmp_path / "fuzz.json", tmp_path / "fuzz.xml"
+    with loopback_proxy(credentials=("ci", SECRET)) as proxy:
+        status, out, err = cli(
+            "fuzz", "--base-url", https_mock.openai_url, "--insecure",
+            "--proxy", proxy.url_with_credentials(), "--header", "X-Mock-Fault: usage-total-wrong",
+            "--max-examples", "2", "--phases", "examples", "--no-shrink", "--seed", "1", "-q",
+            "--json", str(report), "--junit-xml", str(junit))
+        assert status == 1, out + err
+        assert proxy.targets and not proxy.refused
+    assert "WEAKENED RUN" in out.split("seed:", 1)[0]  # said before anything else
+    assert '<property name="weakened" value="true"' in junit.read_text()
+    data = json.loads(report.read_text())
+    assert data["connection"]["insecure"] is True and data["connection"]["weakened"] is True
+    assert data["findings"]
+    for finding in data["findings"]:
+        assert finding["curl"].startswith('curl -sS --proxy "$PROXY" --insecure https://'), finding
+    assert SECRET not in out + err + report.read_text()
 
 
 PLUGIN_TEST = '''
