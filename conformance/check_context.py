@@ -136,7 +136,7 @@ class CheckContext:
             if outcome.skipped is not None or outcome.operation != "completions":
                 continue
             for key, exchange in outcome.exchanges.items():
-                if key in outcome.invalid:
+                if key in outcome.invalid or key in outcome.auxiliary:
                     continue
                 if exchange.termination is Termination.CONNECT_ERROR:
                     continue

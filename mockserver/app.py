@@ -24,7 +24,7 @@ from reference_engine import Engine
 
 from .config import MockConfig
 from .faults import ActiveFaults, Chaos, parse_fault_names
-from .http import completions, handlers
+from .http import completions, handlers, tokenize
 from .http.cache import ResultCache
 from .http.latency import Latency
 from .http.middleware import errors, gate, rate_limit_headers
@@ -89,6 +89,8 @@ def create_app(
         web.get("/openapi.json", handlers.openapi_json),
         web.get("/health", handlers.health),
         web.get("/mock/faults", handlers.fault_catalog),
+        web.post("/tokenize", tokenize.tokenize),
+        web.post("/detokenize", tokenize.detokenize),
     ])
     return app
 

@@ -27,7 +27,9 @@ class ProbeOutcome:
     ``skipped`` says why the probe did not run at all (a feature not claimed); ``problem`` why
     it could not finish (budget exhausted, connection refused): rules then SKIP or ERROR.
     ``missing`` gives, per key, why a step was not sent (e.g. no stop string could be chosen).
-    ``invalid`` holds the keys whose requests are invalid on purpose.
+    ``invalid`` holds the keys whose requests are invalid on purpose; ``auxiliary`` those sent
+    to another endpoint than the probe's operation to learn something (the server's tokenizer):
+    recorded and reported, never judged as completions.
     """
 
     name: str
@@ -36,6 +38,7 @@ class ProbeOutcome:
     notes: dict[str, JSON] = field(default_factory=dict)
     missing: dict[str, str] = field(default_factory=dict)
     invalid: set[str] = field(default_factory=set)
+    auxiliary: set[str] = field(default_factory=set)
     skipped: str | None = None
     problem: str | None = None
     operation: str = "completions"
@@ -109,6 +112,14 @@ class ProbeSession:
             "POST", self.settings.url("completions"), body=data, content_type=content_type
         )
         return self._keep(key, None, exchange, True)
+
+    async def post_auxiliary(self, key: str, url: str, body: JSON) -> Exchange:
+        """POST ``body`` to another endpoint than the operation (``/tokenize``), to learn what
+        the probe's next request needs; recorded under ``key``, never judged."""
+        exchange = await self.client.send("POST", url, json_body=body)
+        self._keep(key, body, exchange, False)
+        self.outcome.auxiliary.add(key)
+        return exchange
 
     async def get(self, key: str, url: str) -> Exchange:
         exchange = await self.client.send("GET", url)

@@ -20,6 +20,7 @@ from .prompts import (
     VOCAB_COUNT,
     VOCAB_FIRST_ID,
 )
+from .token_ids import first_generated_id
 
 
 async def token_prompts(s: ProbeSession) -> None:
@@ -65,9 +66,10 @@ def pick_forced(table: dict[str, str], avoid: set[str]) -> tuple[str, str | None
 async def logit_bias(s: ProbeSession) -> None:
     """Greedy baseline; then -100 on its first token's id and +100 on another word's id.
 
-    Without a decoded vocabulary (a server that takes no token-id prompts) the ban cannot be
-    aimed, but +100 still can: on an id of :data:`TOKEN_PROMPT`, whose text is then unknown,
-    every generated token must be one and the same."""
+    Without a decoded vocabulary (a server that takes no token-id prompts) the banned id comes
+    from the server's tokenizer endpoint, if it has one (:mod:`conformance.probes.token_ids`);
+    +100 is aimed anyway: on an id of :data:`TOKEN_PROMPT`, whose text is then unknown, every
+    generated token must be one and the same."""
     common: dict[str, JSON] = {"temperature": 0, "logprobs": 0}
     base = await s.complete("baseline", s.body(PROMPT_A, max_tokens=4, **common))
     table = s.earlier("vocab").notes.get("table")
@@ -82,10 +84,14 @@ async def logit_bias(s: ProbeSession) -> None:
     steps = []
     ban: list[str] = []
     forced: tuple[str, str | None] | None = (str(TOKEN_PROMPT[0]), None)
+    first = tokens[0]
     if isinstance(table, dict):
-        first = tokens[0]
         ban = [token_id for token_id, token in table.items() if token == first]
         forced = pick_forced(table, set(ban))
+    else:
+        learned = await first_generated_id(s, PROMPT_A, str(choice.get("text", "")), tokens[0])
+        if learned.token_id is not None:
+            ban = [str(learned.token_id)]
     if ban:
         s.note("banned", {"id": ban[0], "token": first})
         body = s.body(PROMPT_A, max_tokens=4, logit_bias={ban[0]: -100}, **common)
@@ -94,7 +100,8 @@ async def logit_bias(s: ProbeSession) -> None:
         s.missing("ban", f"the baseline's first token {first!r} is not among the decoded ids")
     else:
         s.missing("ban", "no decoded vocabulary to find the greedy token's id (the vocab "
-                         "probe's echo of token ids: ECHO-005, ERRORS-008)")
+                         "probe's echo of token ids: ECHO-005, ERRORS-008), and no tokenizer "
+                         f"endpoint gave it: {learned.reason}")
     if forced:
         s.note("forced", {"id": forced[0], "token": forced[1]})
         body = s.body(PROMPT_A, max_tokens=3, logit_bias={forced[0]: 100}, **common)

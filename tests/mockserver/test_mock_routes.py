@@ -59,3 +59,20 @@ def test_friendli_team_header_is_accepted(server: LiveServer) -> None:
     body = {"model": MODEL, "prompt": "Hi", "max_tokens": 1}
     reply = server.post("/dedicated/v1/completions", body, headers={"X-Friendli-Team": "team-1"})
     assert reply.status == 200
+
+
+def test_tokenize_and_detokenize_round_trip_as_llama_cpp_spells_them(server: LiveServer) -> None:
+    tokens = server.post("/tokenize", {"content": "A list is a"}).json()["tokens"]
+    assert tokens and all(isinstance(t, int) for t in tokens)
+    assert server.post("/tokenize", {"prompt": "A list is a"}).json()["tokens"] == tokens  # vLLM
+    assert server.post("/detokenize", {"tokens": tokens}).json() == {"content": "A list is a"}
+
+
+def test_tokenize_refuses_what_it_cannot_read_with_the_field(server: LiveServer) -> None:
+    for path, body, param in (("/tokenize", {"content": 3}, "content"),
+                              ("/tokenize", {"content": "x" * 10_001}, "content"),
+                              ("/detokenize", {"tokens": [-1]}, "tokens"),
+                              ("/detokenize", {"tokens": "12"}, "tokens"),
+                              ("/detokenize", [1, 2], None)):
+        reply = server.post(path, body)
+        assert reply.status == 400 and reply.json()["error"]["param"] == param, (path, body)

@@ -1,0 +1,128 @@
+"""Learn a token's id from the server's own tokenizer endpoint.
+
+``logit_bias`` takes token ids, and the harness knows no server's vocabulary. The first way to
+learn some is to echo a token-id prompt (the ``vocab`` probe); a server that refuses token-id
+prompts (llama-cpp-python answers 500) often serves its tokenizer beside the API instead, under
+one of two names (both at the server's root, not under ``/v1``):
+
+- ``POST /tokenize`` ``{"content": text}`` -> ``{"tokens": [id, ...]}`` and ``POST /detokenize``
+  ``{"tokens": [...]}`` -> ``{"content": text}``: llama.cpp's server; vLLM's takes ``prompt``
+  (and ``model``) and answers ``prompt``;
+  https://github.com/ggml-org/llama.cpp/blob/master/tools/server/README.md,
+  https://docs.vllm.ai/en/latest/serving/openai_compatible_server.html
+- ``POST /extras/tokenize`` ``{"input": text}`` -> ``{"tokens": [...]}`` and
+  ``POST /extras/detokenize`` ``{"tokens": [...]}`` -> ``{"text": text}``: llama-cpp-python.
+
+One body carries every spelling of the text (``content``, ``prompt``, ``input``), so each route
+costs one request to try. The id of the first token a completion generated after ``prompt`` is
+where the tokens of ``prompt`` and of ``prompt + text`` part; it is used only if detokenizing it
+gives that token's text back, so a ban is never aimed at a guess.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+from spec import JSON
+
+from .model import ProbeSession
+
+
+@dataclass(frozen=True)
+class TokenizerRoute:
+    """Where a server family serves its tokenizer (paths from the server's root)."""
+
+    name: str
+    tokenize: str
+    detokenize: str
+
+
+ROUTES = (
+    TokenizerRoute("tokenize", "/tokenize", "/detokenize"),
+    TokenizerRoute("extras", "/extras/tokenize", "/extras/detokenize"),
+)
+TEXT_KEYS = ("content", "prompt", "text")
+"""Where a detokenize answer holds the text, by server family."""
+
+
+@dataclass(frozen=True)
+class LearnedId:
+    """A token id the server's tokenizer gave, or why none could be learned."""
+
+    token_id: int | None
+    reason: str = ""
+
+
+def server_root(s: ProbeSession) -> str:
+    """The base URL without the profile's base path (``http://host:port`` for ``.../v1``)."""
+    base = s.settings.base_url.rstrip("/")
+    base_path = s.settings.profile.base_path.rstrip("/")
+    return base[: -len(base_path)] if base_path and base.endswith(base_path) else base
+
+
+async def first_generated_id(s: ProbeSession, prompt: str, text: str, token: str) -> LearnedId:
+    """The id of ``token``, the first token the server generated after ``prompt`` (``text`` is
+    the whole completion), from the first tokenizer route the server answers."""
+    root = server_root(s)
+    tried: list[str] = []
+    for route in ROUTES:
+        before = await _tokenize(s, f"{route.name}-prompt", root + route.tokenize, prompt)
+        if before is None:
+            tried.append(route.tokenize)
+            continue
+        after = await _tokenize(s, f"{route.name}-completed", root + route.tokenize,
+                                prompt + text)
+        if after is None:
+            return LearnedId(None, f"{route.tokenize} tokenized the prompt but not the "
+                                   "completed text")
+        parted = _parting(before, after)
+        if parted is None:
+            return LearnedId(None, f"{route.tokenize}: the completed text adds no token")
+        spelled = await _detokenize(s, f"{route.name}-check", root + route.detokenize,
+                                    after[parted])
+        if spelled is None or not token.strip() or spelled.strip() != token.strip():
+            return LearnedId(None, f"{route.tokenize} gives id {after[parted]} for the first "
+                                   f"generated token {token!r}, which {route.detokenize} "
+                                   f"spells {spelled!r}")
+        return LearnedId(after[parted])
+    return LearnedId(None, f"no tokenizer endpoint answered ({', '.join(tried)})")
+
+
+def _parting(before: list[int], after: list[int]) -> int | None:
+    """The first position where ``after`` differs from ``before`` (None: it does not)."""
+    for index, token_id in enumerate(after):
+        if index >= len(before) or before[index] != token_id:
+            return index
+    return None
+
+
+async def _tokenize(s: ProbeSession, key: str, url: str, text: str) -> list[int] | None:
+    body: JSON = {"model": s.settings.model, "content": text, "prompt": text, "input": text}
+    exchange = await s.post_auxiliary(key, url, body)
+    tokens = _answer(exchange.status, exchange.body).get("tokens")
+    if isinstance(tokens, list) and tokens and all(
+        isinstance(t, int) and not isinstance(t, bool) for t in tokens
+    ):
+        return tokens
+    return None
+
+
+async def _detokenize(s: ProbeSession, key: str, url: str, token_id: int) -> str | None:
+    exchange = await s.post_auxiliary(key, url, {"model": s.settings.model,
+                                                 "tokens": [token_id]})
+    answer = _answer(exchange.status, exchange.body)
+    for name in TEXT_KEYS:
+        if isinstance(answer.get(name), str):
+            return str(answer[name])
+    return None
+
+
+def _answer(status: int | None, body: bytes) -> dict[str, JSON]:
+    if status != 200:
+        return {}
+    try:
+        value = json.loads(body)
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}
