@@ -89,7 +89,8 @@ async def logit_bias(s: ProbeSession) -> None:
         ban = [token_id for token_id, token in table.items() if token == first]
         forced = pick_forced(table, set(ban))
     else:
-        learned = await first_generated_id(s, PROMPT_A, str(choice.get("text", "")), tokens[0])
+        text = choice.get("text") if choice else None
+        learned = await first_generated_id(s, PROMPT_A, str(text or ""), str(first))
         if learned.token_id is not None:
             ban = [str(learned.token_id)]
     if ban:
