@@ -194,12 +194,12 @@ class ChoiceRun:
                 # same token, logprob and top logprobs, bit for bit.
                 view = model.sparse_logprobs(context)  # type: ignore[attr-defined]
                 try:
-                    token = sample_sparse(view, params, rng, allowed=utf8_filters[waiting],
-                                          order=descending)
+                    token, value = sample_sparse(view, params, rng,
+                                                 allowed=utf8_filters[waiting], order=descending)
                 except NoAllowedTokenError:
                     reason = "stop"
                     break
-                logprob = finite_logprob(view.value(token))
+                logprob = finite_logprob(value)
                 self.logprob_sum += logprob
                 self.sampled += 1
                 sampled.append(token)
@@ -208,7 +208,7 @@ class ChoiceRun:
                     reason = "stop"
                     break
                 waiting = continues_validly(self._token_bytes[token], waiting)[1]
-                held_info.append((logprob, self._top_of(view.top(top_k), token, view.value(token))
+                held_info.append((logprob, self._top_of(view.top(top_k), token, value)
                                   if want_logprobs else None))
             else:
                 logprobs = model.logprobs(context)  # type: ignore[attr-defined]

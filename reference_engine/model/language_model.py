@@ -36,7 +36,7 @@ import numpy as np
 
 from .cache import LRUCache
 from .kneser_ney import ModelTables
-from .sparse import SparseLogprobs, SparseTables, sparse_values
+from .sparse import SparseLogprobs, SparseTables
 
 # Per kind; one entry is vocab_size * 8 bytes (32 KiB for 4k). Sampled generation rarely hits
 # (a new context almost every step), and every retained array makes a new one land in colder
@@ -182,24 +182,18 @@ class LanguageModel:
         scales = [0.0] * (len(rows) + 1)
         for level in range(len(rows), 0, -1):  # as ``_assemble`` computes them
             scales[level - 1] = scales[level] + log_gamma[level - 1][rows[level - 1]]
-        if rows:
-            followers, values = sparse_values(
-                self._offsets, self._followers, self._level_logprobs, rows, scales
-            )
-        else:
-            followers, values = np.zeros(0, dtype=np.intp), np.zeros(0)
         frozen = tuple(context[len(context) - chain[0]:]) if chain[0] else ()
         return SparseLogprobs(
-            followers=followers,
-            values=values,
-            shift=scales[0],
-            tables=self._sparse_tables,
+            rows=tuple(rows),
+            scales=tuple(scales),
+            tables=self.sparse_tables,
             dense=functools.partial(self.logprobs, frozen),
         )
 
     @functools.cached_property
-    def _sparse_tables(self) -> SparseTables:
-        return SparseTables(self._tables.log_base, self.descending_base)
+    def sparse_tables(self) -> SparseTables:
+        """The tables every sparse view shares (built on first use)."""
+        return SparseTables(self._tables.log_base, self.descending_base, self._tables.levels)
 
     def probs(self, context: Sequence[int]) -> np.ndarray:
         """Next-token probabilities, computed like ``logprobs`` (not by exponentiating it).

@@ -18,62 +18,130 @@ array ``logprobs`` returns, for the exact paths that need it.
 from __future__ import annotations
 
 import bisect
-from collections.abc import Callable
+import functools
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 import numpy.typing as npt
+
+from .kneser_ney import LevelTables
 
 FloatArray = npt.NDArray[np.float64]
 IdArray = npt.NDArray[np.intp]
 
 
 class SparseTables:
-    """What every context's sparse view shares: the base logprobs and their order, as lists
-    (Python floats are IEEE doubles: ``log_base[w] + shift`` is the same add as NumPy's)."""
+    """What every context's sparse view shares: the base logprobs and their order, and every
+    level's rows, as lists where scalar code reads them (Python floats are IEEE doubles:
+    ``log_base[w] + shift`` is the same add as NumPy's, so the bits are the same).
 
-    def __init__(self, log_base: FloatArray, descending_base: IdArray) -> None:
+    ``to_first[level][e]``: for entry ``e`` of a deeper level, the entry of the same follower
+    in the level-1 row of the same last token (followers nest, see ``kneser_ney``).
+    """
+
+    def __init__(self, log_base: FloatArray, descending_base: IdArray,
+                 levels: Sequence[LevelTables]) -> None:
         self.log_base = log_base
         self.log_base_list: list[float] = log_base.tolist()
         self.descending_list: list[int] = descending_base.tolist()
-        self.vocab_size = int(log_base.shape[0])
+        self.vocab_size = vocab = int(log_base.shape[0])
+        self.offsets = [level.offsets.tolist() for level in levels]
+        self.followers = [level.followers for level in levels]
+        self.follower_lists: list[list[int]] = [level.followers.tolist() for level in levels]
+        self.level_values = [level.logprobs for level in levels]
+        self.value_lists: list[list[float]] = [level.logprobs.tolist() for level in levels]
+        first = levels[0]
+        first_rows = np.repeat(np.arange(first.keys.size), np.diff(first.offsets))
+        first_flat = first_rows.astype(np.int64) * vocab + first.followers
+        row_of_token = np.full(vocab, -1, dtype=np.int64)
+        row_of_token[first.keys] = np.arange(first.keys.size)
+        self.to_first: list[list[int]] = [[]]
+        for level in levels[1:]:
+            rows = np.repeat(np.arange(level.keys.size), np.diff(level.offsets))
+            last = row_of_token[level.keys % vocab][rows]
+            self.to_first.append(np.searchsorted(first_flat, last * vocab + level.followers)
+                                 .tolist())
 
 
 @dataclass(frozen=True, eq=False)
 class SparseLogprobs:
     """One context's logprobs: ``values`` at ``followers``, ``log_base + shift`` elsewhere.
 
-    ``memo`` holds what samplers derive from the view (per temperature, say), so a context
-    seen again costs a lookup; the view lives in the model's bounded cache, and so does it.
+    ``rows`` (the context's row per level) and ``scales`` (``scales[0]`` is the shift; level
+    ``l``'s values get ``scales[l]`` added unless it is 0) are what ``language_model`` builds
+    the dense array from; ``followers`` and ``values`` are built from them on first use, so a
+    sampler that needs neither pays nothing for them. ``memo`` holds what samplers derive from
+    the view (per temperature, say): it lives as long as the view in the model's cache.
     """
 
-    followers: IdArray  # ascending, read-only
-    values: FloatArray  # read-only, the dense array's bits at ``followers``
-    shift: float
+    rows: tuple[int, ...]
+    scales: tuple[float, ...]
     tables: SparseTables
     dense: Callable[[], FloatArray]  # the model's dense array for this context (cached there)
-    follower_list: list[int] = field(init=False, repr=False)
-    value_list: list[float] = field(init=False, repr=False)
-    memo: dict[object, object] = field(init=False, repr=False)
+    memo: dict[object, object] = field(default_factory=dict, repr=False)
 
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "follower_list", self.followers.tolist())
-        object.__setattr__(self, "value_list", self.values.tolist())
-        object.__setattr__(self, "memo", {})
+    @property
+    def shift(self) -> float:
+        """What every non-follower adds to its ``log_base``."""
+        return self.scales[0]
+
+    @functools.cached_property
+    def _arrays(self) -> tuple[IdArray, FloatArray]:
+        if not self.rows:
+            return np.zeros(0, dtype=np.intp), np.zeros(0)
+        tables = self.tables
+        return sparse_values(tables.offsets, tables.followers, tables.level_values,
+                             list(self.rows), list(self.scales))
+
+    @property
+    def followers(self) -> IdArray:
+        """The shortest history's followers, ascending (read-only)."""
+        return self._arrays[0]
+
+    @property
+    def values(self) -> FloatArray:
+        """Their logprobs: the dense array's bits (read-only)."""
+        return self._arrays[1]
+
+    @functools.cached_property
+    def follower_list(self) -> list[int]:
+        return self.followers.tolist()  # type: ignore[no-any-return]
+
+    @functools.cached_property
+    def value_list(self) -> list[float]:
+        return self.values.tolist()  # type: ignore[no-any-return]
+
+    def entry_value(self, level: int, entry: int) -> float:
+        """The dense array's value of ``entry`` of ``level`` (0-based), this context's row."""
+        value = self.tables.value_lists[level][entry]
+        scale = self.scales[level + 1]
+        return value + scale if scale != 0.0 else value
 
     def is_follower(self, token: int) -> bool:
         """Whether ``token`` has a value of its own (else ``log_base[token] + shift``)."""
-        followers = self.follower_list
-        position = bisect.bisect_left(followers, token)
-        return position < len(followers) and followers[position] == token
+        if not self.rows:
+            return False
+        tables, row = self.tables, self.rows[0]
+        start, stop = tables.offsets[0][row], tables.offsets[0][row + 1]
+        followers = tables.follower_lists[0]
+        entry = bisect.bisect_left(followers, token, start, stop)
+        return entry < stop and followers[entry] == token
 
     def value(self, token: int) -> float:
-        """The logprob of ``token``: exactly ``dense()[token]``."""
-        followers = self.follower_list
-        position = bisect.bisect_left(followers, token)
-        if position < len(followers) and followers[position] == token:
-            return self.value_list[position]
-        return self.tables.log_base_list[token] + self.shift
+        """The logprob of ``token``: exactly ``dense()[token]`` (from the deepest level whose
+        row has it as a follower, found by bisection; no array is built)."""
+        tables = self.tables
+        value = tables.log_base_list[token] + self.scales[0]
+        for level, row in enumerate(self.rows):
+            offsets = tables.offsets[level]
+            start, stop = offsets[row], offsets[row + 1]
+            followers = tables.follower_lists[level]
+            entry = bisect.bisect_left(followers, token, start, stop)
+            if entry == stop or followers[entry] != token:
+                break
+            value = self.entry_value(level, entry)
+        return value
 
     def best_others(self, count: int) -> list[tuple[int, float]]:
         """The ``count`` most likely non-followers in ``descending_base`` order, with their

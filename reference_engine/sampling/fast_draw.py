@@ -2,16 +2,17 @@
 
 ``sample`` (no truncation) maps ``u = rng.random()`` to a token by an inverse CDF over
 ``exp(logprobs / temperature - max)`` in ascending id order, summed in floats (``_draw``). Over
-a model context (``model.sparse``) the same CDF is, up to rounding,
+a model context (``model.sparse``: level-1 row, deeper rows, scales) the same CDF is, up to
+rounding, at the row's follower of level-1 entry ``e`` and in the gaps between followers,
 
-    CDF(w) = g * B(w) + D(w)
+    CDF(e) = g * nf[e] + c1 * cw1[e] + D(e)        CDF(w) = g * B(w) + offset of the gap
 
-with ``B`` the cumulative base weights ``exp((log_base - max log_base) / temperature)`` (one
-table per temperature, shared by every context), ``g`` the context's scale of them and ``D``
-the cumulative correction of its few followers (their own weight minus ``g`` times their base
-weight). A bisection over the followers' intervals, then over ``B`` in the gap between two
-followers, finds the token in O(followers + log vocabulary), without exponentiating 4,096
-values per token.
+with, per temperature and for the whole model (``RowWeights``, built once): ``B`` the running
+sum of the base weights, ``cw1`` the running sum of each level-1 row's own weights and ``nf``
+the base mass of the row's non-followers up to ``e``; per context (``ChainCdf``, kept in the
+view's memo): the scales ``g`` and ``c1`` and the running correction ``D`` at the few entries
+deeper levels override. A bisection over the row's entries, then over ``B`` in the gap, finds
+the token in O(log vocabulary) Python steps, without exponentiating 4,096 values per token.
 
 Exactness: both CDFs are within ~1e-12 of the real-number CDF (``vocab * few ulp``, all
 weights at most 1 and the total at least 1), so whenever ``u * total`` lies more than
@@ -19,14 +20,14 @@ weights at most 1 and the total at least 1), so whenever ``u * total`` lies more
 ``sample`` picks the same token. Otherwise ``draw`` returns None and the caller runs
 ``sample`` itself with the same ``u``: that happens for about ``2 * MARGIN`` per boundary near
 ``u``, i.e. almost never. The result is ``sample``'s token for every ``u``, on every machine;
-tests compare the two over random requests.
+tests compare the two over random requests and at the boundaries.
 """
 
 from __future__ import annotations
 
 import bisect
-import functools
 import math
+import threading
 
 import numpy as np
 import numpy.typing as npt
@@ -41,55 +42,144 @@ MARGIN = 1e-8
 _TEMPERATURES = 8  # per-temperature tables kept per context and per model
 
 
-class BaseWeights:
-    """``exp((log_base - max) / temperature)`` and its running sums (exclusive and inclusive).
+def _row_cumsum(values: FloatArray, offsets: IdArray, rows: IdArray) -> FloatArray:
+    """Running sums restarting at every row (global sums minus the row's start: accurate to
+    ~1e-12 here, far inside ``MARGIN``)."""
+    running = np.cumsum(values)
+    before = np.concatenate(([0.0], running))[offsets[:-1]]
+    return np.subtract(running, before[rows])
 
-    Accuracy, not bits, matters here (``draw`` only trusts a token far from any boundary), so
-    NumPy's exp and cumsum are fine.
+
+class RowWeights:
+    """Per temperature, what every context's CDF is built from, for the whole model.
+
+    The base weights ``bw = exp((log_base - max) / temperature)`` and their running sum ``B``;
+    per level-1 entry ``e`` (row ``r``, follower ``f``): ``w1 = exp((value - max of the row) /
+    temperature)`` and its running sum within the row (inclusive and exclusive), and ``nf``,
+    the base mass of the tokens up to ``f`` that are not followers of the row. Accuracy, not
+    bits, matters here (``ChainCdf`` only trusts a token far from any boundary), so NumPy's
+    exp and cumsum are fine.
     """
 
-    def __init__(self, log_base: FloatArray, temperature: float) -> None:
-        self.top = float(log_base.max())
-        weights = np.exp(np.divide(np.subtract(log_base, self.top), temperature))
+    def __init__(self, tables: SparseTables, temperature: float) -> None:
+        self.temperature = temperature
+        log_base = tables.log_base
+        self.base_top = float(log_base.max())
+        base = np.exp(np.divide(np.subtract(log_base, self.base_top), temperature))
+        inclusive = np.cumsum(base)
+        self.base_list: list[float] = inclusive.tolist()
+        self.base_total = float(inclusive[-1])
+        offsets = np.asarray(tables.offsets[0], dtype=np.intp)
+        followers = tables.followers[0]
+        values = tables.level_values[0]
+        rows = np.repeat(np.arange(offsets.shape[0] - 1), np.diff(offsets))
+        row_top = np.maximum.reduceat(values, offsets[:-1])
+        self.row_top: list[float] = row_top.tolist()
+        w1 = np.exp(np.divide(np.subtract(values, row_top[rows]), temperature))
+        cw1 = _row_cumsum(w1, offsets, rows)
+        cb = _row_cumsum(base[followers], offsets, rows)
+        self.w1: list[float] = w1.tolist()
+        self.cw1: list[float] = cw1.tolist()
+        self.cw1_before: list[float] = np.subtract(cw1, w1).tolist()
+        self.cb: list[float] = cb.tolist()
+        self.nf: list[float] = np.subtract(inclusive[followers], cb).tolist()
+
+
+class _Weights:
+    """``RowWeights`` per (model tables, temperature), built once a temperature has been
+    asked for ``WARM_STEPS`` times (building costs a few ms: a temperature seen in one short
+    request is cheaper on the exact path)."""
+
+    WARM_STEPS = 64
+
+    def __init__(self) -> None:
+        self._built: dict[tuple[SparseTables, float], RowWeights] = {}
+        self._asked: dict[tuple[SparseTables, float], int] = {}
+        self._lock = threading.Lock()
+
+    def get(self, tables: SparseTables, temperature: float) -> RowWeights | None:
+        """The tables, or None while the temperature is not warm yet."""
+        key = (tables, temperature)
+        found = self._built.get(key)
+        if found is not None:
+            return found
+        with self._lock:
+            asked = self._asked.get(key, 0) + 1
+            if len(self._asked) > 4096:
+                self._asked.clear()
+            self._asked[key] = asked
+        return self.build(tables, temperature) if asked >= self.WARM_STEPS else None
+
+    def build(self, tables: SparseTables, temperature: float) -> RowWeights:
+        """Build (or return) the tables now."""
+        key = (tables, temperature)
+        found = self._built.get(key)
+        if found is not None:
+            return found
+        built = RowWeights(tables, temperature)
+        with self._lock:
+            if len(self._built) >= _TEMPERATURES:
+                self._built.pop(next(iter(self._built)))
+            return self._built.setdefault(key, built)
+
+
+WEIGHTS = _Weights()
+
+
+class ChainCdf:
+    """One context's CDF at one temperature (see the module docstring):
+
+    ``CDF`` at level-1 entry ``e`` (follower ``f``) is ``g * nf[e] + c1 * cw1[e] + D(e)``, with
+    ``c1`` and ``g`` the scales of the row's and the base weights and ``D`` the running sum of
+    the deeper levels' corrections at the few entries they override; in the gap between two
+    followers, ``g * B(w)`` plus the CDF of the followers below.
+    """
+
+    __slots__ = ("c1", "deep", "deep_sums", "first", "g", "stop", "tables", "total", "weights")
+
+    def __init__(self, view: SparseLogprobs, weights: RowWeights) -> None:
+        tables = view.tables
+        temperature = weights.temperature
+        self.tables = tables
         self.weights = weights
-        self.inclusive = np.cumsum(weights)
-        self.exclusive = np.concatenate(([0.0], self.inclusive[:-1]))
-        self.inclusive_list: list[float] = self.inclusive.tolist()
-        self.total = float(self.inclusive[-1])
-
-
-@functools.lru_cache(maxsize=_TEMPERATURES)
-def base_weights(tables: SparseTables, temperature: float) -> BaseWeights:
-    """The shared base table of one model and temperature."""
-    return BaseWeights(tables.log_base, temperature)
-
-
-class ContextCdf:
-    """One context's CDF at one temperature: the followers' intervals and the gaps' offsets."""
-
-    __slots__ = ("base", "dc", "followers", "g", "post", "pre", "total")
-
-    def __init__(self, sparse: SparseLogprobs, temperature: float) -> None:
-        base = base_weights(sparse.tables, temperature)
-        values = sparse.values
-        top = sparse.top(1)[0][1]
-        self.base = base
-        self.followers = sparse.follower_list
-        g = math.exp((base.top + sparse.shift - top) / temperature)
-        self.g = g
-        if values.shape[0]:
-            ids = sparse.followers
-            weights = np.exp(np.divide(np.subtract(values, top), temperature))
-            dc = np.cumsum(np.subtract(weights, np.multiply(base.weights[ids], g)))
-            pre = np.multiply(base.exclusive[ids], g)
-            pre[1:] += dc[:-1]
-            post = np.add(np.multiply(base.inclusive[ids], g), dc)
-            self.dc = [0.0, *dc.tolist()]
-            self.pre: list[float] = pre.tolist()
-            self.post: list[float] = post.tolist()
+        rows, scales = view.rows, view.scales
+        deep: dict[int, float] = {}
+        if rows:
+            row = rows[0]
+            first, stop = tables.offsets[0][row], tables.offsets[0][row + 1]
+            row_top = weights.row_top[row] + scales[1]
+            for level in range(1, len(rows)):  # deeper levels override (the last one wins)
+                offsets = tables.offsets[level]
+                start, end = offsets[rows[level]], offsets[rows[level] + 1]
+                values = tables.value_lists[level][start:end]
+                scale = scales[level + 1]
+                if scale != 0.0:
+                    values = [value + scale for value in values]
+                deep.update(zip(tables.to_first[level][start:end], values, strict=True))
         else:
-            self.dc, self.pre, self.post = [0.0], [], []
-        self.total = g * base.total + self.dc[-1]
+            first = stop = 0
+            row_top = -math.inf
+        base_top = weights.base_top + scales[0]
+        ref = max(row_top, base_top, *deep.values())
+        self.first, self.stop = first, stop
+        self.c1 = c1 = math.exp((row_top - ref) / temperature)
+        self.g = g = math.exp((base_top - ref) / temperature)
+        self.deep = sorted(deep)
+        sums = [0.0]
+        w1 = weights.w1
+        for entry in self.deep:
+            sums.append(sums[-1] + math.exp((deep[entry] - ref) / temperature) - c1 * w1[entry])
+        self.deep_sums = sums
+        total = g * weights.base_total + sums[-1]
+        if stop > first:
+            total += c1 * weights.cw1[stop - 1] - g * weights.cb[stop - 1]
+        self.total = total
+
+    def post(self, entry: int) -> float:
+        """The CDF up to and including level-1 entry ``entry``'s follower."""
+        weights = self.weights
+        deep = self.deep_sums[bisect.bisect_right(self.deep, entry)] if self.deep else 0.0
+        return self.g * weights.nf[entry] + self.c1 * weights.cw1[entry] + deep
 
     def token(self, u: float) -> int | None:
         """The token ``sample`` draws for ``u``, or None when ``u`` is too close to a boundary
@@ -98,46 +188,61 @@ class ContextCdf:
         if not total > 0.5 or not math.isfinite(total):  # at least the top weight, ~1
             return None
         target = u * total
-        margin = MARGIN * total
-        followers = self.followers
-        index = bisect.bisect_right(self.post, target)
-        if index < len(followers) and target >= self.pre[index]:
-            token, lower, upper = followers[index], self.pre[index], self.post[index]
-        else:
-            g = self.g
-            if not g > 0.0:
-                return None
-            offset = self.dc[index]
-            cumulative = self.base.inclusive_list
-            token = bisect.bisect_right(cumulative, (target - offset) / g)
-            if token >= len(cumulative):
-                return None
-            if (index and token <= followers[index - 1]) or (
-                index < len(followers) and token >= followers[index]
-            ):
-                return None
-            lower = g * (cumulative[token - 1] if token else 0.0) + offset
-            upper = g * cumulative[token] + offset
-        if target - lower < margin or upper - target < margin:
+        first, stop, g = self.first, self.stop, self.g
+        entry = bisect.bisect_right(range(first, stop), target, key=self.post) + first
+        followers = self.tables.follower_lists[0]
+        weights = self.weights
+        if entry < stop:
+            deep = self.deep_sums[bisect.bisect_left(self.deep, entry)] if self.deep else 0.0
+            lower = g * weights.nf[entry] + self.c1 * weights.cw1_before[entry] + deep
+            if target >= lower:
+                token, upper = followers[entry], self.post(entry)
+                return token if _inside(target, lower, upper, total) else None
+        if not g > 0.0:
             return None
-        return token
+        offset = 0.0  # the followers' CDF below the gap minus their base weights' part
+        if entry > first:
+            below = entry - 1
+            deep = self.deep_sums[bisect.bisect_right(self.deep, below)] if self.deep else 0.0
+            offset = self.c1 * weights.cw1[below] + deep - g * weights.cb[below]
+        cumulative = weights.base_list
+        token = bisect.bisect_right(cumulative, (target - offset) / g)
+        if token >= len(cumulative):
+            return None
+        if (entry > first and token <= followers[entry - 1]) or (
+            entry < stop and token >= followers[entry]
+        ):
+            return None
+        lower = g * (cumulative[token - 1] if token else 0.0) + offset
+        upper = g * cumulative[token] + offset
+        return token if _inside(target, lower, upper, total) else None
 
 
-def context_cdf(sparse: SparseLogprobs, temperature: float) -> ContextCdf:
-    """The context's CDF at ``temperature``, built once and kept in the view's memo."""
+def _inside(target: float, lower: float, upper: float, total: float) -> bool:
+    margin = MARGIN * total
+    return target - lower >= margin and upper - target >= margin
+
+
+def chain_cdf(view: SparseLogprobs, temperature: float) -> ChainCdf | None:
+    """The context's CDF at ``temperature``, kept in the view's memo; None while the
+    temperature's tables are not built (see ``_Weights``)."""
     key = ("cdf", temperature)
-    found = sparse.memo.get(key)
+    found = view.memo.get(key)
     if found is None:
-        if len(sparse.memo) > 2 * _TEMPERATURES:
-            sparse.memo.clear()
-        found = sparse.memo[key] = ContextCdf(sparse, temperature)
+        weights = WEIGHTS.get(view.tables, temperature)
+        if weights is None:
+            return None
+        if len(view.memo) > 2 * _TEMPERATURES:
+            view.memo.clear()
+        found = view.memo[key] = ChainCdf(view, weights)
     return found  # type: ignore[return-value]
 
 
-def draw(sparse: SparseLogprobs, temperature: float, u: float) -> int | None:
+def draw(view: SparseLogprobs, temperature: float, u: float) -> int | None:
     """``sample``'s token for ``u`` at ``temperature`` without truncation, or None (then run
     ``sample`` with the same ``u``); see the module docstring."""
-    return context_cdf(sparse, temperature).token(u)
+    cdf = chain_cdf(view, temperature)
+    return None if cdf is None else cdf.token(u)
 
 
 class _Replay:
@@ -169,18 +274,22 @@ def sample_sparse(
     *,
     allowed: TokenFilter | None = None,
     order: IdArray | None = None,
-) -> int:
+) -> tuple[int, float]:
     """``sample(view.dense(), params, rng, allowed=allowed, order=order)`` for the params
-    ``sparse_path`` accepts: the same token and the same ``rng`` calls, mostly without the
-    dense array (it is used when the token filter rejects the pick or ``draw`` cannot be
-    sure)."""
+    ``sparse_path`` accepts, and the token's logprob (``view.dense()[token]``): the same
+    token, the same ``rng`` calls and the same bits, mostly without the dense array (it is
+    used when the token filter rejects the pick or ``draw`` cannot be sure)."""
     if params.greedy:
-        token = view.top(1)[0][0]
+        token, value = view.top(1)[0]
         if allowed is None or allowed(token):
-            return token
-        return sample(view.dense(), params, rng, allowed=allowed, order=order)
+            return token, value
+        dense = view.dense()
+        token = sample(dense, params, rng, allowed=allowed, order=order)
+        return token, float(dense[token])
     u = rng.random()
-    token_or_none = draw(view, params.temperature, u)
-    if token_or_none is not None and (allowed is None or allowed(token_or_none)):
-        return token_or_none
-    return sample(view.dense(), params, _Replay(u, rng), allowed=allowed, order=order)
+    drawn = draw(view, params.temperature, u)
+    if drawn is not None and (allowed is None or allowed(drawn)):
+        return drawn, view.value(drawn)
+    dense = view.dense()
+    token = sample(dense, params, _Replay(u, rng), allowed=allowed, order=order)
+    return token, float(dense[token])

@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from reference_engine import Engine, GenerationRequest, SamplingParams
 from reference_engine.generation import choice as choice_module
 from reference_engine.sampling import sample, top_logprobs
-from reference_engine.sampling.fast_draw import context_cdf, draw
+from reference_engine.sampling.fast_draw import WEIGHTS, chain_cdf, draw
 
 ENGINE = Engine()
 MODEL = ENGINE.artifacts.model
@@ -72,7 +72,9 @@ def test_draw_gives_samples_token_or_none(context: list[int], temperature: float
                                           u: float) -> None:
     view = MODEL.sparse_logprobs(context)
     params = SamplingParams(temperature=temperature)
+    WEIGHTS.build(view.tables, temperature)
     token = draw(view, temperature, u)
+    assert token is not None or chain_cdf(view, temperature) is not None
     if token is not None:
         assert token == sample(view.dense(), params, FixedU(u))
 
@@ -83,11 +85,16 @@ def test_draw_declines_at_the_boundaries() -> None:
     for context in rng.sample(_contexts(30, 9), 12):
         view = MODEL.sparse_logprobs(context)
         for temperature in (1.0, 0.8):
-            cdf = context_cdf(view, temperature)
+            WEIGHTS.build(view.tables, temperature)
+            cdf = chain_cdf(view, temperature)
+            assert cdf is not None
             params = SamplingParams(temperature=temperature)
             dense = view.dense()
-            for lower in rng.sample(cdf.pre, min(8, len(cdf.pre))):
-                u0 = lower / cdf.total
+            entries = range(cdf.first, cdf.stop)
+            boundaries = [cdf.post(e) for e in rng.sample(entries, min(8, len(entries)))]
+            boundaries += [cdf.g * b for b in rng.sample(cdf.weights.base_list, 8)]
+            for boundary in boundaries:
+                u0 = boundary / cdf.total
                 for u in (u0, math.nextafter(u0, 0.0), math.nextafter(u0, 1.0)):
                     if 0.0 <= u < 1.0:
                         token = draw(view, temperature, u)
