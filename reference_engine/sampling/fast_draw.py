@@ -135,7 +135,8 @@ class ChainCdf:
     followers, ``g * B(w)`` plus the CDF of the followers below.
     """
 
-    __slots__ = ("c1", "deep", "deep_sums", "first", "g", "stop", "tables", "total", "weights")
+    __slots__ = ("c1", "deep", "deep_sums", "deep_values", "first", "g", "scales", "stop",
+                 "tables", "total", "weights")
 
     def __init__(self, view: SparseLogprobs, weights: RowWeights) -> None:
         tables = view.tables
@@ -165,6 +166,8 @@ class ChainCdf:
         self.c1 = c1 = math.exp((row_top - ref) / temperature)
         self.g = g = math.exp((base_top - ref) / temperature)
         self.deep = sorted(deep)
+        self.deep_values = deep  # exact: the dense array's bits at those entries
+        self.scales = scales
         sums = [0.0]
         w1 = weights.w1
         for entry in self.deep:
@@ -181,30 +184,42 @@ class ChainCdf:
         deep = self.deep_sums[bisect.bisect_right(self.deep, entry)] if self.deep else 0.0
         return self.g * weights.nf[entry] + self.c1 * weights.cw1[entry] + deep
 
-    def token(self, u: float) -> int | None:
-        """The token ``sample`` draws for ``u``, or None when ``u`` is too close to a boundary
-        (or the tables are degenerate) to be sure."""
+    def token(self, u: float) -> tuple[int, float] | None:
+        """The token ``sample`` draws for ``u`` and its exact logprob, or None when ``u`` is
+        too close to a boundary (or the tables are degenerate) to be sure."""
         total = self.total
         if not total > 0.5 or not math.isfinite(total):  # at least the top weight, ~1
             return None
         target = u * total
-        first, stop, g = self.first, self.stop, self.g
-        entry = bisect.bisect_right(range(first, stop), target, key=self.post) + first
-        followers = self.tables.follower_lists[0]
+        first, stop, g, c1 = self.first, self.stop, self.g, self.c1
         weights = self.weights
+        nf, cw1, deep, sums = weights.nf, weights.cw1, self.deep, self.deep_sums
+        low, high = first, stop  # the first entry whose CDF exceeds target (inline bisection)
+        while low < high:
+            middle = (low + high) // 2
+            post = g * nf[middle] + c1 * cw1[middle]
+            if deep:
+                post += sums[bisect.bisect_right(deep, middle)]
+            if target < post:
+                high = middle
+            else:
+                low = middle + 1
+        entry = low
+        followers = self.tables.follower_lists[0]
         if entry < stop:
-            deep = self.deep_sums[bisect.bisect_left(self.deep, entry)] if self.deep else 0.0
-            lower = g * weights.nf[entry] + self.c1 * weights.cw1_before[entry] + deep
+            below = sums[bisect.bisect_left(deep, entry)] if deep else 0.0
+            lower = g * nf[entry] + c1 * weights.cw1_before[entry] + below
             if target >= lower:
-                token, upper = followers[entry], self.post(entry)
-                return token if _inside(target, lower, upper, total) else None
+                if not _inside(target, lower, self.post(entry), total):
+                    return None
+                return followers[entry], self._follower_value(entry)
         if not g > 0.0:
             return None
         offset = 0.0  # the followers' CDF below the gap minus their base weights' part
         if entry > first:
-            below = entry - 1
-            deep = self.deep_sums[bisect.bisect_right(self.deep, below)] if self.deep else 0.0
-            offset = self.c1 * weights.cw1[below] + deep - g * weights.cb[below]
+            below_entry = entry - 1
+            below = sums[bisect.bisect_right(deep, below_entry)] if deep else 0.0
+            offset = c1 * cw1[below_entry] + below - g * weights.cb[below_entry]
         cumulative = weights.base_list
         token = bisect.bisect_right(cumulative, (target - offset) / g)
         if token >= len(cumulative):
@@ -214,8 +229,19 @@ class ChainCdf:
         ):
             return None
         lower = g * (cumulative[token - 1] if token else 0.0) + offset
-        upper = g * cumulative[token] + offset
-        return token if _inside(target, lower, upper, total) else None
+        if not _inside(target, lower, g * cumulative[token] + offset, total):
+            return None
+        return token, self.tables.log_base_list[token] + self.scales[0]
+
+    def _follower_value(self, entry: int) -> float:
+        """The dense array's value at level-1 entry ``entry``'s follower (``SparseLogprobs
+        .value``'s arithmetic: the deepest level's value plus its scale unless 0)."""
+        value = self.deep_values.get(entry)
+        if value is not None:
+            return value
+        value = self.tables.value_lists[0][entry]
+        scale = self.scales[1]
+        return value + scale if scale != 0.0 else value
 
 
 def _inside(target: float, lower: float, upper: float, total: float) -> bool:
@@ -238,9 +264,9 @@ def chain_cdf(view: SparseLogprobs, temperature: float) -> ChainCdf | None:
     return found  # type: ignore[return-value]
 
 
-def draw(view: SparseLogprobs, temperature: float, u: float) -> int | None:
-    """``sample``'s token for ``u`` at ``temperature`` without truncation, or None (then run
-    ``sample`` with the same ``u``); see the module docstring."""
+def draw(view: SparseLogprobs, temperature: float, u: float) -> tuple[int, float] | None:
+    """``sample``'s token for ``u`` at ``temperature`` without truncation and its logprob,
+    or None (then run ``sample`` with the same ``u``); see the module docstring."""
     cdf = chain_cdf(view, temperature)
     return None if cdf is None else cdf.token(u)
 
@@ -288,8 +314,8 @@ def sample_sparse(
         return token, float(dense[token])
     u = rng.random()
     drawn = draw(view, params.temperature, u)
-    if drawn is not None and (allowed is None or allowed(drawn)):
-        return drawn, view.value(drawn)
+    if drawn is not None and (allowed is None or allowed(drawn[0])):
+        return drawn
     dense = view.dense()
     token = sample(dense, params, _Replay(u, rng), allowed=allowed, order=order)
     return token, float(dense[token])

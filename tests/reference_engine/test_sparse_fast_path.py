@@ -73,10 +73,12 @@ def test_draw_gives_samples_token_or_none(context: list[int], temperature: float
     view = MODEL.sparse_logprobs(context)
     params = SamplingParams(temperature=temperature)
     WEIGHTS.build(view.tables, temperature)
-    token = draw(view, temperature, u)
-    assert token is not None or chain_cdf(view, temperature) is not None
-    if token is not None:
-        assert token == sample(view.dense(), params, FixedU(u))
+    drawn = draw(view, temperature, u)
+    assert drawn is not None or chain_cdf(view, temperature) is not None
+    if drawn is not None:
+        token = sample(view.dense(), params, FixedU(u))
+        assert drawn[0] == token
+        assert drawn[1] == view.dense()[token]
 
 
 def test_draw_declines_at_the_boundaries() -> None:
@@ -97,8 +99,8 @@ def test_draw_declines_at_the_boundaries() -> None:
                 u0 = boundary / cdf.total
                 for u in (u0, math.nextafter(u0, 0.0), math.nextafter(u0, 1.0)):
                     if 0.0 <= u < 1.0:
-                        token = draw(view, temperature, u)
-                        assert token is None or token == sample(dense, params, FixedU(u))
+                        drawn = draw(view, temperature, u)
+                        assert drawn is None or drawn[0] == sample(dense, params, FixedU(u))
 
 
 def _request(fields: dict[str, Any]) -> GenerationRequest:
