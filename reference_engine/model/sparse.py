@@ -20,7 +20,6 @@ from __future__ import annotations
 import bisect
 import functools
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 
 import numpy as np
 import numpy.typing as npt
@@ -64,7 +63,6 @@ class SparseTables:
                                  .tolist())
 
 
-@dataclass(frozen=True, eq=False)
 class SparseLogprobs:
     """One context's logprobs: ``values`` at ``followers``, ``log_base + shift`` elsewhere.
 
@@ -73,13 +71,17 @@ class SparseLogprobs:
     the dense array from; ``followers`` and ``values`` are built from them on first use, so a
     sampler that needs neither pays nothing for them. ``memo`` holds what samplers derive from
     the view (per temperature, say): it lives as long as the view in the model's cache.
+    A plain class: one is made per new context, and a dataclass's frozen ``__init__`` costs
+    several times as much.
     """
 
-    rows: tuple[int, ...]
-    scales: tuple[float, ...]
-    tables: SparseTables
-    dense: Callable[[], FloatArray]  # the model's dense array for this context (cached there)
-    memo: dict[object, object] = field(default_factory=dict, repr=False)
+    def __init__(self, rows: tuple[int, ...], scales: tuple[float, ...], tables: SparseTables,
+                 dense: Callable[[], FloatArray]) -> None:
+        self.rows = rows
+        self.scales = scales
+        self.tables = tables
+        self.dense = dense  # the model's dense array for this context (cached there)
+        self.memo: dict[object, object] = {}
 
     @property
     def shift(self) -> float:
