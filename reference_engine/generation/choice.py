@@ -208,8 +208,10 @@ class ChoiceRun:
                     reason = "stop"
                     break
                 waiting = continues_validly(self._token_bytes[token], waiting)[1]
-                held_info.append((logprob, self._top_of(view.top(top_k), token, value)
-                                  if want_logprobs else None))
+                # Top logprobs from the dense array: on a new context its k argmax passes
+                # cost less than building the view's arrays (the values are the same bits).
+                held_info.append((logprob, self._top_of(
+                    top_logprobs(view.dense(), top_k), token, value) if want_logprobs else None))
             else:
                 logprobs = model.logprobs(context)  # type: ignore[attr-defined]
                 try:

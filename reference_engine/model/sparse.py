@@ -55,12 +55,32 @@ class SparseTables:
         first_flat = first_rows.astype(np.int64) * vocab + first.followers
         row_of_token = np.full(vocab, -1, dtype=np.int64)
         row_of_token[first.keys] = np.arange(first.keys.size)
+        self._others: dict[int, list[int]] = {}
         self.to_first: list[list[int]] = [[]]
         for level in levels[1:]:
             rows = np.repeat(np.arange(level.keys.size), np.diff(level.offsets))
             last = row_of_token[level.keys % vocab][rows]
             self.to_first.append(np.searchsorted(first_flat, last * vocab + level.followers)
                                  .tolist())
+
+
+    OTHERS = 32  # non-followers listed per level-1 row (top logprobs asks for at most 20)
+
+    def others(self, row: int) -> list[int]:
+        """The first ``OTHERS`` ids in ``descending_base`` order that do not follow level-1
+        row ``row`` (built once per row: the head of that order is mostly followers)."""
+        found = self._others.get(row)
+        if found is None:
+            offsets = self.offsets[0]
+            followers = set(self.follower_lists[0][offsets[row] : offsets[row + 1]])
+            found = []
+            for token in self.descending_list:
+                if token not in followers:
+                    found.append(token)
+                    if len(found) == self.OTHERS:
+                        break
+            self._others[row] = found
+        return found
 
 
 class SparseLogprobs:
@@ -150,11 +170,20 @@ class SparseLogprobs:
         values, plus every further one whose value ties the last (rounding ``log_base +
         shift`` can make unequal base values equal; ties are broken by id by the caller)."""
         log_base, shift = self.tables.log_base_list, self.shift
-        is_follower = self.is_follower
         out: list[tuple[int, float]] = []
         last = 0.0
+        candidates = self.tables.others(self.rows[0]) if self.rows else self.tables.descending_list
+        for token in candidates:
+            value = log_base[token] + shift
+            if len(out) >= count and value != last:
+                return out
+            out.append((token, value))
+            last = value
+        if len(candidates) == len(self.tables.descending_list) - len(self.follower_list):
+            return out  # every non-follower was listed
+        out, last = [], 0.0  # the row's cached head ran out: walk the whole order
         for token in self.tables.descending_list:
-            if is_follower(token):
+            if self.is_follower(token):
                 continue
             value = log_base[token] + shift
             if len(out) >= count and value != last:
