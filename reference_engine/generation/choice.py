@@ -33,6 +33,7 @@ from ..sampling import (
     sample,
     top_logprobs,
 )
+from ..sampling.fast_draw import sample_sparse, sparse_path
 from ..tokenizer import IncrementalDecoder, Tokenizer
 from .text_stops import TextStopMatcher
 from .token_stops import TokenStopMatcher
@@ -100,9 +101,14 @@ class ChoiceRun:
 
     def _top(self, processed: np.ndarray, token: int) -> dict[str, float]:
         k = self.spec.logprobs or 0
+        return self._top_of(top_logprobs(processed, k), token, float(processed[token]))
+
+    def _top_of(self, best: list[tuple[int, float]], token: int, value: float
+                ) -> dict[str, float]:
+        """The top-logprobs entry: the ``best`` pairs, then the sampled token if absent."""
         display = _display_table(self._tokenizer)
-        top = {display[t]: finite_logprob(v) for t, v in top_logprobs(processed, k)}
-        top.setdefault(display[token], finite_logprob(processed[token]))
+        top = {display[t]: finite_logprob(v) for t, v in best}
+        top.setdefault(display[token], finite_logprob(value))
         return top
 
     def prompt_entries(self) -> tuple[LogprobEntry, ...]:
@@ -178,43 +184,70 @@ class ChoiceRun:
         forced = spec.forced
         params = spec.params
         utf8_filters = self._utf8
+        sparse_steps = static_ctx and sparse_path(params) and hasattr(model, "sparse_logprobs")
+        top_k = spec.logprobs or 0
         while len(sampled) < spec.max_new_tokens:
             context = history[-(order - 1):] if order > 1 else ()
-            logprobs = model.logprobs(context)  # type: ignore[attr-defined]
             step = len(sampled)
-            try:
-                if static_ctx and step >= params.min_tokens:
-                    processed = logprobs  # what process_logits returns with every processor off
-                else:
-                    processed = process_logits(logprobs, ctx)
-                if step < len(forced):
-                    token = forced[step]
-                elif static_ctx:  # no json_object: no token filter but UTF-8's
-                    token = sample(processed, params, rng, allowed=utf8_filters[waiting],
-                                   order=descending)
-                else:
-                    json_filter = ctx.token_filter()
-                    utf8 = utf8_filters[waiting]
-                    allowed = utf8 if json_filter is None else AllOf(json_filter, utf8)
-                    token = sample(processed, params, rng, allowed=allowed, order=descending)
-            except NoAllowedTokenError:
-                # The request's constraints leave no token at all (e.g. json_object needs "{"
-                # and eos_token lists it, so it is banned until the object is complete): the
-                # choice ends here, as a natural stop, rather than failing the request.
-                reason = "stop"
-                break
-            logprob = finite_logprob(processed[token])
-            self.logprob_sum += logprob
-            self.sampled += 1
-            sampled.append(token)
-            history.append(token)
-            if not static_ctx:
-                ctx = ctx.advance(token)
-            if token in spec.eos_ids:
-                reason = "stop"
-                break
-            waiting = continues_validly(self._token_bytes[token], waiting)[1]
-            held_info.append((logprob, self._top(processed, token) if want_logprobs else None))
+            if sparse_steps and step >= params.min_tokens and step >= len(forced):
+                # The model's sparse view instead of its dense array (``sparse_step``): the
+                # same token, logprob and top logprobs, bit for bit.
+                view = model.sparse_logprobs(context)  # type: ignore[attr-defined]
+                try:
+                    token, value = sample_sparse(view, params, rng,
+                                                 allowed=utf8_filters[waiting], order=descending)
+                except NoAllowedTokenError:
+                    reason = "stop"
+                    break
+                logprob = finite_logprob(value)
+                self.logprob_sum += logprob
+                self.sampled += 1
+                sampled.append(token)
+                history.append(token)
+                if token in spec.eos_ids:
+                    reason = "stop"
+                    break
+                waiting = continues_validly(self._token_bytes[token], waiting)[1]
+                # Top logprobs from the dense array: on a new context its k argmax passes
+                # cost less than building the view's arrays (the values are the same bits).
+                held_info.append((logprob, self._top_of(
+                    top_logprobs(view.dense(), top_k), token, value) if want_logprobs else None))
+            else:
+                logprobs = model.logprobs(context)  # type: ignore[attr-defined]
+                try:
+                    processed = logprobs if static_ctx and step >= params.min_tokens else (
+                        process_logits(logprobs, ctx))
+                    if step < len(forced):
+                        token = forced[step]
+                    elif static_ctx:  # no json_object: no token filter but UTF-8's
+                        token = sample(processed, params, rng, allowed=utf8_filters[waiting],
+                                       order=descending)
+                    else:
+                        json_filter = ctx.token_filter()
+                        utf8 = utf8_filters[waiting]
+                        allowed = utf8 if json_filter is None else AllOf(json_filter, utf8)
+                        token = sample(processed, params, rng, allowed=allowed,
+                                       order=descending)
+                except NoAllowedTokenError:
+                    # The request's constraints leave no token at all (e.g. json_object needs
+                    # "{" and eos_token lists it, so it is banned until the object is
+                    # complete): the choice ends here, as a natural stop, rather than failing
+                    # the request.
+                    reason = "stop"
+                    break
+                logprob = finite_logprob(processed[token])
+                self.logprob_sum += logprob
+                self.sampled += 1
+                sampled.append(token)
+                history.append(token)
+                if not static_ctx:
+                    ctx = ctx.advance(token)
+                if token in spec.eos_ids:
+                    reason = "stop"
+                    break
+                waiting = continues_validly(self._token_bytes[token], waiting)[1]
+                held_info.append((logprob, self._top(processed, token) if want_logprobs
+                                  else None))
             to_decode, matched = token_stops.push(token)
             text = "".join(decode(t, held_info.popleft()) for t in to_decode)
             if len(sampled) >= spec.params.min_tokens:

@@ -36,12 +36,16 @@ import numpy as np
 
 from .cache import LRUCache
 from .kneser_ney import ModelTables
+from .sparse import SparseLogprobs, SparseTables
 
 # Per kind; one entry is vocab_size * 8 bytes (32 KiB for 4k). Sampled generation rarely hits
 # (a new context almost every step), and every retained array makes a new one land in colder
 # memory: 512 entries cost the default-sampling loop ~10% against 128, which still holds the
 # cycles greedy decoding falls into.
 DEFAULT_CACHE_SIZE = 128
+# Sparse views hold a few hundred floats at most (and the sampler's tables built from them),
+# so many more fit: enough for the contexts a mock sees again and again.
+SPARSE_CACHE_SIZE = 4096
 
 Chain = tuple[int, int]  # (history length, packed history)
 
@@ -82,6 +86,10 @@ class LanguageModel:
         self._level_logprobs = [level.logprobs for level in levels]
         self._logprob_cache: LRUCache[Chain, np.ndarray] = LRUCache(cache_size)
         self._prob_cache: LRUCache[Chain, np.ndarray] = LRUCache(cache_size)
+        self._sparse_cache: LRUCache[Chain, SparseLogprobs] = LRUCache(
+            SPARSE_CACHE_SIZE if cache_size else 0
+        )
+        self._empty: SparseLogprobs | None = None
 
     @property
     def tables(self) -> ModelTables:
@@ -155,6 +163,37 @@ class LanguageModel:
         out = self._assemble(rows, self._tables.log_base, self._level_logprobs, self._log_gamma,
                              np.add, operator.add, 0.0)
         return self._logprob_cache.put(chain, out)
+
+    def sparse_logprobs(self, context: Sequence[int]) -> SparseLogprobs:
+        """``logprobs(context)`` as followers, their values and one shift (see ``sparse``):
+        the same bits, without the dense array; cached per history chain."""
+        chain, rows = self._chain(context)
+        if not rows:
+            if self._empty is None:
+                self._empty = self._sparse(chain, rows, context)
+            return self._empty
+        cached = self._sparse_cache.get(chain)
+        if cached is not None:
+            return cached
+        return self._sparse_cache.put(chain, self._sparse(chain, rows, context))
+
+    def _sparse(self, chain: Chain, rows: list[int], context: Sequence[int]) -> SparseLogprobs:
+        log_gamma = self._log_gamma
+        scales = [0.0] * (len(rows) + 1)
+        for level in range(len(rows), 0, -1):  # as ``_assemble`` computes them
+            scales[level - 1] = scales[level] + log_gamma[level - 1][rows[level - 1]]
+        frozen = tuple(context[len(context) - chain[0]:]) if chain[0] else ()
+        return SparseLogprobs(
+            rows=tuple(rows),
+            scales=tuple(scales),
+            tables=self.sparse_tables,
+            dense=functools.partial(self.logprobs, frozen),
+        )
+
+    @functools.cached_property
+    def sparse_tables(self) -> SparseTables:
+        """The tables every sparse view shares (built on first use)."""
+        return SparseTables(self._tables.log_base, self.descending_base, self._tables.levels)
 
     def probs(self, context: Sequence[int]) -> np.ndarray:
         """Next-token probabilities, computed like ``logprobs`` (not by exponentiating it).
