@@ -63,6 +63,10 @@ def flatmap_body(context: schemathesis.HookContext, body: object) -> st.SearchSt
     ``logprobs``); :func:`conformance.strategies.completion_requests` draws exactly those
     combinations. The plain body comes first, so shrinking drops the overlay when a failure
     does not need it.
+
+    An invalid body is also sent streamed (``stream: true`` added, the body still invalid): a
+    server must refuse it with a 4xx before any SSE byte, and some answer 200 with an error
+    event instead (``--fault error-in-stream``), which schemathesis alone rarely draws.
     """
     operation = context.operation
     if operation is None or not isinstance(body, dict):
@@ -70,7 +74,13 @@ def flatmap_body(context: schemathesis.HookContext, body: object) -> st.SearchSt
     run = run_for(operation.schema)
     if run is None or run.operations.get(operation.label) != "completions":
         return st.just(body)
-    if classify(body, run.settings.profile).kind != "valid":
+    profile = run.settings.profile
+    kind = classify(body, profile).kind
+    if kind in ("schema", "cross-field") and "stream" not in body:
+        streamed = {**body, "stream": True}
+        if classify(streamed, profile).kind in ("schema", "cross-field"):
+            return st.sampled_from([body, streamed])
+    if kind != "valid":
         return st.just(body)
     return st.one_of(st.just(body), run.overlay.map(lambda extra: {**body, **extra}))
 

@@ -7,13 +7,16 @@ from collections.abc import Iterator
 import pytest
 import schemathesis
 from fuzz_support import settings
+from hypothesis import HealthCheck, Phase, given
+from hypothesis import settings as settings_
+from hypothesis import strategies as st
 from schemathesis.core.failures import AcceptedNegativeData
 from schemathesis.openapi.checks import RejectedPositiveData
 
 from conformance.fuzz.bodies import Caps
 from conformance.fuzz.checks import FuzzRun, attach, detach, select_rules
 from conformance.fuzz.document import fuzz_document
-from conformance.fuzz.hooks import filter_failure, map_case, prepare_body
+from conformance.fuzz.hooks import filter_failure, flatmap_body, map_case, prepare_body
 
 
 @pytest.fixture
@@ -40,6 +43,35 @@ def test_an_invalid_body_is_capped_and_stays_invalid(friendli: tuple) -> None:
                         run)
     assert sent["max_tokens"] == 4 and sent["temperature"] == "hot"
     assert sent["model"] == "reference-ngram"
+
+
+def test_an_invalid_body_is_also_drawn_streamed_and_still_invalid(friendli: tuple) -> None:
+    operation, _ = friendli
+    context = schemathesis.HookContext(operation=operation)
+    invalid = {"model": "x", "tokens": [1], "temperature": "hot"}
+    drawn = find_all(flatmap_body(context, invalid))
+    assert drawn == [invalid, {**invalid, "stream": True}]
+    # not when streaming would make it valid, nor when it says how to stream already
+    lone_options = {"model": "x", "tokens": [1], "stream_options": {"include_usage": True}}
+    assert find_all(flatmap_body(context, {**lone_options, "stream": False})) == [
+        {**lone_options, "stream": False}]
+    assert find_all(flatmap_body(context, {**invalid, "stream": "yes"})) == [
+        {**invalid, "stream": "yes"}]
+
+
+def find_all(strategy: st.SearchStrategy[object]) -> list[object]:
+    """Every value ``strategy`` draws, in the order of its choices (small strategies only)."""
+    seen: list[object] = []
+
+    @settings_(max_examples=50, database=None, phases=[Phase.generate],
+               suppress_health_check=list(HealthCheck))
+    @given(strategy)
+    def collect(value: object) -> None:
+        if value not in seen:
+            seen.append(value)
+
+    collect()
+    return sorted(seen, key=len)  # type: ignore[arg-type]
 
 
 def test_generated_routing_headers_are_dropped(friendli: tuple) -> None:

@@ -115,7 +115,6 @@ def test_stop_faults_are_found_in_100_examples(mock: EmbeddedMock, fault: str,
 @pytest.mark.parametrize(("fault", "expected"), sorted(FRIENDLI_FAULTS.items()))
 def test_every_friendli_fault_is_found(mock: EmbeddedMock, fault: str, expected: str,
                                        tmp_path: Path) -> None:
-    # 60 examples: with 30, whether the search drew an invalid streamed FriendliAI body (what
-    # error-in-stream needs) turned out to depend on which other test modules were imported
-    # into the process; the cause is not found yet (see the session note of issue 18)
-    assert expected in _found(mock, "friendli", fault, tmp_path, examples=60)
+    # invalid bodies are also sent streamed (fuzz/hooks.py flatmap_body), so error-in-stream
+    # is found in 30 examples whatever else the process imported
+    assert expected in _found(mock, "friendli", fault, tmp_path, examples=30)
