@@ -29,11 +29,14 @@ EVENT_END = b"\n\n"
 DATA_PREFIX = b"data: "
 
 
+_ENCODER = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+"""``json.dumps`` with these options builds an encoder per call; this one is built once (it
+keeps no state between calls, so threads share it)."""
+
+
 def encode_json(payload: JSON) -> bytes:
     """Compact UTF-8 JSON, the encoding of every body the mock sends (streamed or not)."""
-    return json.dumps(
-        payload, separators=(",", ":"), ensure_ascii=False, allow_nan=False
-    ).encode("utf-8")
+    return _ENCODER.encode(payload).encode("utf-8")
 
 
 def encode_json_by_choice(payload: JSON) -> bytes:
