@@ -103,13 +103,16 @@ def stream_frames(
             if include_usage:
                 yield sse.event(sse.encode_json(layout.usage_chunk(identity, item)))
             continue
-        index, text, reason, token = _values(item, tail, friendli)
+        # _values(item, tail, friendli), spelled out: this runs once per token.
         encoded = sse.encode_json(logprobs_object(item.logprobs)) if logprobs else _NULL
-        finish = _NULL if reason is None else _json_str(reason)
-        if token is None:
-            yield plain((id_, created, index, _json_str(text), encoded, finish))
+        if isinstance(item, FinishEvent):
+            yield plain((id_, created, item.index, _json_str(item.text + tail), encoded,
+                         _json_str(item.finish_reason)))
+        elif friendli and item.token_id is not None:
+            yield with_token((id_, created, item.index, _json_str(item.text), encoded, _NULL,
+                              item.token_id))
         else:
-            yield with_token((id_, created, index, _json_str(text), encoded, finish, token))
+            yield plain((id_, created, item.index, _json_str(item.text), encoded, _NULL))
     yield sse.done_event()
 
 
