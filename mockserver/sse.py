@@ -131,6 +131,12 @@ def done_event() -> bytes:
     return event(DONE.encode("ascii"))
 
 
+def error_ending(envelope: JSON) -> bytes:
+    """An error envelope as one event, then ``[DONE]``: how a stream that cannot go on ends
+    (and how the ``error-in-stream`` fault answers invalid input)."""
+    return event(encode_json(envelope)) + done_event()
+
+
 @dataclass(frozen=True)
 class Frame:
     """One event as it goes on the wire, with the chunk it carries (or ``"[DONE]"``).

@@ -26,6 +26,12 @@ def test_event_terminator_can_be_bent() -> None:
     assert sse.done_event() == b"data: [DONE]\n\n"
 
 
+def test_error_ending() -> None:
+    envelope = {"error": {"message": "é", "code": None}}
+    assert sse.error_ending(envelope) == (b'data: {"error":{"message":"\xc3\xa9","code":null}}'
+                                          b"\n\ndata: [DONE]\n\n")
+
+
 def test_event_templates_fill_like_encoding_the_payload() -> None:
     sample = {"a": sse.slot(1), "b%s": ["100%", sse.slot(0)], "c": "é", "d": sse.slot(3),
               "e": sse.slot(2)}
