@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 from json.encoder import encode_basestring
 
 from reference_engine.results import Event, FinishEvent, TextEvent, UsageEvent
@@ -35,8 +36,6 @@ from .logprobs import logprobs_object, usage_object
 from .profiles import wire_profile
 from .responses import OBJECT
 
-_NO_USAGE = object()
-"""``usage`` of a chunk that carries no usage object (it may still carry ``"usage": null``)."""
 _NULL = b"null"
 _VALUES = 7
 """A choice chunk's values, in the order the layout takes them: id, created, index, text,
@@ -150,6 +149,7 @@ def _templates(layout: _Layout) -> tuple[sse.EventTemplate, sse.EventTemplate]:
     return plain, with_token
 
 
+@dataclass(frozen=True, slots=True)
 class _Layout:
     """One stream's layout, per profile: a choice's fields and the chunk around it.
 
@@ -160,28 +160,15 @@ class _Layout:
     and compares by it, so templates can be kept per layout.
     """
 
-    __slots__ = ("friendli", "include_usage", "model", "system_fingerprint")
-
-    def __init__(self, *, friendli: bool, include_usage: bool, model: str,
-                 system_fingerprint: str | None) -> None:
-        self.friendli = friendli
-        self.include_usage = include_usage
-        self.model = model
-        self.system_fingerprint = system_fingerprint
+    friendli: bool
+    include_usage: bool
+    model: str
+    system_fingerprint: str | None
 
     @classmethod
     def of(cls, identity: Identity, *, profile: str, include_usage: bool) -> _Layout:
-        return cls(friendli=wire_profile(profile) == "friendli", include_usage=include_usage,
-                   model=identity.model, system_fingerprint=identity.system_fingerprint)
-
-    def _key(self) -> tuple[bool, bool, str, str | None]:
-        return self.friendli, self.include_usage, self.model, self.system_fingerprint
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, _Layout) and self._key() == other._key()
-
-    def __hash__(self) -> int:
-        return hash(self._key())
+        return cls(wire_profile(profile) == "friendli", include_usage, identity.model,
+                   identity.system_fingerprint)
 
     def choice(self, index: JSON, text: JSON, logprobs: JSON, finish_reason: JSON,
                token: JSON) -> dict[str, JSON]:
@@ -197,24 +184,22 @@ class _Layout:
         return choice
 
     def chunk(self, id_: JSON, created: JSON, choices: list[JSON],
-              usage: object = _NO_USAGE) -> dict[str, JSON]:
-        """The chunk around ``choices``; OpenAI's carries ``"usage": null`` when usage was
-        asked for and this is not the usage chunk."""
+              usage: dict[str, JSON] | None = None) -> dict[str, JSON]:
+        """The chunk around ``choices``; ``usage`` is the usage chunk's object. OpenAI's
+        other chunks carry ``"usage": null`` when usage was asked for."""
         if self.friendli:
             chunk: dict[str, JSON] = {"id": id_, "model": self.model, "object": OBJECT,
                                       "choices": choices}
-            if usage is not _NO_USAGE:
-                chunk["usage"] = usage  # type: ignore[assignment]
+            if usage is not None:
+                chunk["usage"] = usage
             chunk["created"] = created
             return chunk
         chunk = {"id": id_, "object": OBJECT, "created": created, "model": self.model}
         if self.system_fingerprint is not None:
             chunk["system_fingerprint"] = self.system_fingerprint
         chunk["choices"] = choices
-        if usage is not _NO_USAGE:
-            chunk["usage"] = usage  # type: ignore[assignment]
-        elif self.include_usage:
-            chunk["usage"] = None
+        if usage is not None or self.include_usage:
+            chunk["usage"] = usage
         return chunk
 
     def usage_chunk(self, identity: Identity, event: UsageEvent) -> dict[str, JSON]:
