@@ -7,7 +7,7 @@ way when asked (``mockserver.faults``).
     from mockserver import MockConfig, create_app
     app = create_app(MockConfig(api_keys=("sk-test",), faults=("usage-total-wrong",)))
 
-``mockserver.wire`` is the pure wire layer: importing it (``python -m reference_engine`` does)
+``mockserver.wire`` is the pure wire layer: importing it (``python -m mockserver.render`` does)
 must not import aiohttp, so the names below are loaded on first use.
 """
 

@@ -4,7 +4,11 @@ Spec: the request bodies ``CompletionRequest`` / ``FriendliCompletionRequest`` (
 unknown fields) and ``x-cross-field-rules`` in ``spec/completions.yaml``. Invalid input gets
 400 on OpenAI's route and 422 on FriendliAI's (the profiles' ``errors.invalid_request``), with
 ``error.param`` naming the offending top-level field; an unknown model gets 404
-``model_not_found``. Pure (no aiohttp): ``python -m reference_engine`` validates with it too.
+``model_not_found``. Pure (no aiohttp): ``python -m mockserver.render`` validates with it too.
+
+A valid body comes back with its integral floats as ints (JSON Schema: ``3.0`` *is* an
+integer), so everything after validation -- faults, the result cache's keys, the wire
+conversion, the engine -- reads ``"seed": 3.0`` as the int it is, converted here once.
 
 Valid bodies take a fast path (``jsonschema_rs``, a dependency of schemathesis); only an
 invalid body pays for the pure-Python validator that explains the error, and that validator's
@@ -14,6 +18,7 @@ verdict is the one that counts.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import cast
 
 from jsonschema.exceptions import ValidationError, best_match
 
@@ -23,6 +28,7 @@ from spec import JSON
 
 from .errors import ApiError
 from .wire.profiles import WireProfile, wire_profile
+from .wire.requests import integral_numbers
 
 try:  # the fast path is optional
     import jsonschema_rs
@@ -57,7 +63,8 @@ class RequestValidator:
         return ApiError(self.status, message, param=param, code=code, rule=rule)
 
     def validate(self, body: JSON) -> dict[str, JSON]:
-        """Return ``body`` if it is a valid request for a served model; raise :class:`ApiError`."""
+        """``body``, integral floats made ints, if it is a valid request for a served model;
+        raise :class:`ApiError` otherwise. The rules judge the body as sent."""
         if not isinstance(body, dict):
             raise self.error(
                 f"The request body must be a JSON object, got {_json_type(body)}.",
@@ -70,7 +77,7 @@ class RequestValidator:
             first = violations[0]
             raise self.error(first.message, param=first.param, rule=first.rule_id)
         self.check_model(body["model"])
-        return body
+        return cast("dict[str, JSON]", integral_numbers(body))  # a dict stays a dict
 
     def check_model(self, model: str) -> None:
         """404 unless ``model`` is the engine's (FriendliAI may add ``:ADAPTER_ROUTE``)."""

@@ -187,7 +187,7 @@ class ErrorInStream(Fault):
     def alter_error(self, reply: ErrorReply, ctx: FaultContext) -> ErrorReply:
         if not ctx.stream or reply.status not in INVALID_INPUT or reply.error is None:
             return reply
-        data = sse.chunk_frame(reply.error.envelope()).data + sse.done_event()
+        data = sse.error_ending(reply.error.envelope())
         return ErrorReply(200, sse.CONTENT_TYPE, data, reply.headers, reply.error)
 
 

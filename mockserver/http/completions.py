@@ -26,14 +26,12 @@ from spec import JSON
 from .. import sse
 from ..errors import ApiError
 from ..faults import Verdict
-from ..validation import RequestValidator
 from ..wire import (
     Identity,
     WireOptions,
     build_request,
     completion_body,
     identity_prefix,
-    integral_numbers,
     stream_chunks,
     stream_frames,
 )
@@ -74,6 +72,7 @@ async def completions(request: web.Request) -> web.StreamResponse:
     chaos = app[CHAOS]
     ticket = chaos.ticket()
     body: JSON = None
+    valid: dict[str, JSON] | None = None
     error: ApiError | None = None
     answer_key: AnswerKey | None = None
     large = False
@@ -94,21 +93,22 @@ async def completions(request: web.Request) -> web.StreamResponse:
         ctx.body = body if isinstance(body, dict) else None
         ctx.stream = isinstance(body, dict) and body.get("stream") is True
         if large:
-            await _off_loop(request, lambda stop: checker.validate(body))
+            valid = await _off_loop(request, lambda stop: checker.validate(body))
         else:
-            checker.validate(body)
+            valid = checker.validate(body)
     except ApiError as raised:
         error = raised
     state.add_fault(chaos.pick(ticket, ctx, invalid=error is not None))
     verdict = state.faults.judge(Verdict(body, error), ctx)
     if verdict.error is not None:
         raise verdict.error
-    valid = body if verdict.body is body and error is None else checker.validate(verdict.body)
-    max_chars = app[CONFIG].max_prompt_chars
-    if large:
-        valid = await _off_loop(request, lambda stop: _prepared(valid, max_chars, checker))
+    if valid is None or verdict.body is not body:  # invalid, or a fault put another body
+        valid = checker.validate(verdict.body)
+    max_chars, checked = app[CONFIG].max_prompt_chars, valid
+    if large:  # walks every prompt
+        await _off_loop(request, lambda stop: check_prompt_chars(checked, max_chars, checker))
     else:
-        valid = _prepared(valid, max_chars, checker)
+        check_prompt_chars(checked, max_chars, checker)
     ctx.body = valid
     params = state.faults.alter_body(dict(valid), ctx)
     options = WireOptions.from_body(params, profile=checker.profile)
@@ -129,14 +129,6 @@ async def completions(request: web.Request) -> web.StreamResponse:
                                else None)
     except InvalidRequestError as engine_error:
         raise checker.engine_error(engine_error) from None
-
-
-def _prepared(valid: dict[str, JSON], max_chars: int,
-              checker: RequestValidator) -> dict[str, JSON]:
-    """Integral numbers as ints, and the prompt size bounded (walks the whole body)."""
-    prepared = integral_numbers(valid)
-    check_prompt_chars(prepared, max_chars, checker)
-    return prepared
 
 
 async def _answer(request: web.Request, answer: Answer) -> web.Response:

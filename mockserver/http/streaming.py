@@ -161,7 +161,7 @@ def _take(frames: Iterator[bytes], stop: threading.Event) -> list[bytes]:
 async def _end_with_error(response: web.StreamResponse, error: ApiError | None = None) -> None:
     envelope = (error or server_error()).envelope()
     try:
-        await response.write(sse.chunk_frame(envelope).data + sse.done_event())
+        await response.write(sse.error_ending(envelope))
         await response.write_eof()
     except ConnectionError:
         pass

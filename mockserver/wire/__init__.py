@@ -1,9 +1,10 @@
 """The wire layer: JSON bodies in, :class:`GenerationRequest` out; engine results in, JSON out.
 
-Pure (no aiohttp, no I/O), so the server, the tests and ``python -m reference_engine`` share
-it. ``build_request`` reads a request body of either route; ``completion_body`` and
+Pure (no aiohttp, no I/O), so the server, the tests and ``python -m mockserver.render`` share
+it. ``build_request`` reads a validated request body of either route; ``completion_body`` and
 ``stream_chunks`` render the engine's results exactly in the shapes of
-``spec/completions.yaml``; ``Identity`` is drawn once per request.
+``spec/completions.yaml`` (``stream_frames``: the same stream as bytes, for streams no fault
+bends); ``Identity`` is drawn once per request.
 """
 
 from .chunks import stream_chunks, stream_frames

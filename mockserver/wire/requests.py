@@ -45,8 +45,9 @@ positive float keeps exactly the most likely token, which is what 0 means."""
 def integral_numbers(value: JSON) -> JSON:
     """``value`` with integral floats made ints (JSON Schema: ``3.0`` *is* an integer).
 
-    A body may say ``"n": 2.0`` or ``"prompt": [464.0]``; everything downstream (the engine,
-    faults, usage arithmetic) then sees plain ints.
+    A body may say ``"n": 2.0`` or ``"prompt": [464.0]``; ``RequestValidator.validate`` runs
+    this on every valid body, so everything downstream (faults, the engine, usage arithmetic)
+    sees plain ints.
     """
     if isinstance(value, float) and value.is_integer():
         return int(value)
@@ -58,7 +59,9 @@ def integral_numbers(value: JSON) -> JSON:
 
 
 def build_request(body: Mapping[str, JSON], *, profile: str) -> GenerationRequest:
-    """The engine request for a (validated) body of ``profile``'s completions route.
+    """The engine request for a body of ``profile``'s completions route, as
+    ``RequestValidator.validate`` returns it (integral floats already ints: an ``n`` of
+    ``2.0`` here is refused like any other non-integer, naming ``n``).
 
     ``profile`` is ``openai`` (also ``openai-compatible``) or ``friendli``. Raises
     :class:`InvalidRequestError` (``.param`` names the field) for a value the engine cannot
@@ -67,7 +70,6 @@ def build_request(body: Mapping[str, JSON], *, profile: str) -> GenerationReques
     """
     if not isinstance(body, Mapping):
         raise InvalidRequestError("the request body must be a JSON object", param=None)
-    body = integral_numbers(dict(body))
     if wire_profile(profile) == "openai":
         return _openai_request(body)
     return _friendli_request(body)

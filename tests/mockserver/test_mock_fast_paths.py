@@ -123,6 +123,19 @@ def test_streams_rendered_to_bytes_equal_framed_chunks(
     assert b"".join(stream_frames(events, identity, **kwargs)) == expected
 
 
+@pytest.mark.parametrize("profile", ["openai", "friendli"])
+def test_streams_rendered_to_bytes_survive_a_model_name_that_holds_a_placeholder(
+    profile: str,
+) -> None:
+    # FriendliAI's adapter routes take any model name after the colon.
+    identity = Identity("cmpl-x", 1, f"{MODEL}:{sse.slot(1)}", system_fingerprint="fp")
+    body = {"model": MODEL, "prompt": "Hi", "max_tokens": 3, "seed": 2, "logprobs": 1}
+    events = list(ENGINE.stream(build_request(body, profile=profile)))
+    kwargs = {"profile": profile, "include_usage": True, "logprobs": True, "suffix": None}
+    expected = b"".join(f.data for f in sse.frames(stream_chunks(events, identity, **kwargs)))
+    assert b"".join(stream_frames(events, identity, **kwargs)) == expected
+
+
 def test_streams_served_fast_equal_streams_served_through_chunks(make_server: Any) -> None:
     live = make_server()
     body = {"model": MODEL, "prompt": "Hi", "max_tokens": 6, "seed": 5, "stream": True,

@@ -193,6 +193,22 @@ def test_valid_edge_values_are_accepted(server: LiveServer) -> None:
         assert server.post(FRIENDLI, body).status == 200, body
 
 
+@pytest.mark.parametrize("path", [OPENAI, FRIENDLI])
+def test_integral_floats_are_served_as_the_integers_they_are(server: LiveServer,
+                                                             path: str) -> None:
+    # JSON Schema counts 3.0 as an integer: the same seed, n and prompt ids, the same answer.
+    prompt = {"tokens": [464, 1136]} if path == FRIENDLI else {"prompt": [464, 1136]}
+    as_floats = {"tokens": [464.0, 1136.0]} if path == FRIENDLI else {"prompt": [464.0, 1136.0]}
+    ints = {"model": MODEL, "max_tokens": 4, "n": 2, "seed": 3, "temperature": 1, **prompt}
+    floats = {**ints, "max_tokens": 4.0, "n": 2.0, "seed": 3.0, "temperature": 1.0,
+              **as_floats}
+    answers = [server.post(path, body).json() for body in (ints, floats)]
+    for answer in answers:
+        answer.pop("id"), answer.pop("created", None)
+    assert answers[0] == answers[1]
+    assert len(answers[0]["choices"]) == 2
+
+
 def test_server_keeps_answering_after_errors(server: LiveServer) -> None:
     for _ in range(3):
         assert server.post(OPENAI, ok(logprobs=9)).status == 400

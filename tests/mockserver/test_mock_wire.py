@@ -5,10 +5,14 @@ Renderers are fed hand-built engine results, so these tests pin the wire format 
 
 from __future__ import annotations
 
+import json
+
 import pytest
+from mock_live import MODEL
 
 import spec
 from mockserver import sse
+from mockserver.validation import RequestValidator
 from mockserver.wire import (
     Identity,
     WireOptions,
@@ -179,7 +183,28 @@ def test_build_request_errors_name_the_field(body: dict[str, object], param: str
 def test_integral_floats_are_integers() -> None:
     assert integral_numbers({"n": 2.0, "prompt": [1.0, 2], "t": 0.5}) == {
         "n": 2, "prompt": [1, 2], "t": 0.5}
-    assert build_request({"model": "m", "prompt": [464.0], "n": 2.0}, profile="openai").n == 2
+
+
+@pytest.mark.parametrize("profile", ["openai", "friendli"])
+def test_validation_turns_integral_floats_into_the_ints_build_request_takes(
+    profile: str,
+) -> None:
+    validator = RequestValidator(profile, model_id=MODEL)
+    valid = validator.validate({"model": MODEL, "prompt": "x", "n": 2.0, "seed": 3.0,
+                                "max_tokens": 4.0, "temperature": 0.5})
+    assert json.dumps(valid) == json.dumps({"model": MODEL, "prompt": "x", "n": 2, "seed": 3,
+                                            "max_tokens": 4, "temperature": 0.5})
+    request = build_request(valid, profile=profile)
+    assert (request.n, request.seed, request.max_tokens) == (2, 3, 4)
+    assert type(request.seed) is int
+
+
+def test_build_request_takes_validated_bodies_only() -> None:
+    # Integral floats are made ints once, by validation; here a float is not an integer.
+    for field in ("n", "seed"):
+        with pytest.raises(InvalidRequestError) as raised:
+            build_request({"model": "m", "prompt": "x", field: 2.0}, profile="openai")
+        assert raised.value.param == field
 
 
 def test_unknown_profile_is_refused() -> None:
