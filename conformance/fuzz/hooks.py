@@ -1,6 +1,7 @@
 """The schemathesis hooks of a fuzz run: bound every request, and judge what was sent.
 
-``map_case`` runs on every generated case (examples, coverage and fuzzing phases alike): it
+``map_case`` runs on every case (generated ones, and the examples phase's through
+``before_add_examples``, which schemathesis calls instead): it
 drops generated values of the headers that route a request (``X-Friendli-Team``, the user's
 ``--header`` names), caps generation (:func:`~conformance.fuzz.bodies.cap`) whatever the case,
 and makes valid bodies servable (:func:`~conformance.fuzz.bodies.servable`), so a live endpoint
@@ -108,6 +109,14 @@ def map_case(context: schemathesis.HookContext, case: schemathesis.Case) -> sche
     return case
 
 
+def before_add_examples(context: schemathesis.HookContext,
+                        examples: list[schemathesis.Case]) -> None:
+    """The examples phase's cases go through :func:`map_case` too: schemathesis applies
+    ``map_case`` to generated cases only, so the document's examples reached the server as
+    written (uncapped, naming the document's model rather than the run's)."""
+    examples[:] = [map_case(context, case) for case in examples]
+
+
 def _only_the_body_is_negative(case: schemathesis.Case) -> bool:
     if case.media_type not in (None, JSON_MEDIA) or coverage_scenario(case) in CONTENT_TYPE_PROBES:
         return False
@@ -150,4 +159,5 @@ def install(schema: schemathesis.BaseSchema) -> None:
     """Register this module's hooks on ``schema`` only."""
     schema.hooks.register_hook_with_name(flatmap_body, "flatmap_body")
     schema.hooks.register_hook_with_name(map_case, "map_case")
+    schema.hooks.register_hook_with_name(before_add_examples, "before_add_examples")
     schema.hooks.register_hook_with_name(filter_failure, "filter_failure")
