@@ -137,7 +137,8 @@ class ChoiceRun:
         order = model.order  # type: ignore[attr-defined]
         history = [tokenizer.eot_id, *spec.prompt.ids]
         ctx = SamplingContext(spec.params, prompt_ids=spec.prompt.ids,
-                              token_bytes=self._token_bytes, eos_ids=spec.eos_ids)
+                              token_bytes=self._token_bytes, eos_ids=spec.eos_ids,
+                              special_ids=tokenizer.special_tokens.values())
         rng = SeededRng(spec.seed)
         decoder = IncrementalDecoder(tokenizer)
         token_stops = TokenStopMatcher(spec.stop_sequences)
@@ -170,7 +171,7 @@ class ChoiceRun:
 
         reason: FinishReason = "length"
         cut_by_stop_string = False
-        # Without history-based processors (penalties, bans, json_object) the context is read
+        # Without history-based processors (penalties, bans, response_format) the context is read
         # for ``num_generated < min_tokens`` only, and ``process_logits`` gives the same array
         # for every step on the same side of ``min_tokens``: the first context serves them
         # all, and is never advanced.
@@ -189,13 +190,13 @@ class ChoiceRun:
                     processed = process_logits(logprobs, ctx)
                 if step < len(forced):
                     token = forced[step]
-                elif static_ctx:  # no json_object: no token filter but UTF-8's
+                elif static_ctx:  # no response_format grammar: no token filter but UTF-8's
                     token = sample(processed, params, rng, allowed=utf8_filters[waiting],
                                    order=descending)
                 else:
-                    json_filter = ctx.token_filter()
+                    grammar_filter = ctx.token_filter()
                     utf8 = utf8_filters[waiting]
-                    allowed = utf8 if json_filter is None else AllOf(json_filter, utf8)
+                    allowed = utf8 if grammar_filter is None else AllOf(grammar_filter, utf8)
                     token = sample(processed, params, rng, allowed=allowed, order=descending)
             except NoAllowedTokenError:
                 # The request's constraints leave no token at all (e.g. json_object needs "{"
