@@ -8,7 +8,10 @@ load < 0.5 s, engine memory < 100 MB. Not a test: timings belong in benchmarks, 
 End-of-text is banned with logit_bias -100 in the throughput runs (except where noted) so every
 run generates exactly the requested number of tokens; the bias alone costs one processor pass,
 so the "default sampling" row also reports a run without it (stopping at EOS, restarted
-until the token count is reached).
+until the token count is reached). The ``response_format`` rows cannot ban EOS (the grammar
+decides when it may come), so they run like that row too: requests with seeds 0, 1, ... until
+the token count is reached; their tokens/s include compiling the grammar (cached after the
+first request) and every grammar check.
 """
 
 from __future__ import annotations
@@ -38,11 +41,24 @@ def _throughput(engine: Engine, tokens: int, **kwargs: object) -> float:
     return best
 
 
-def _default_without_bias(engine: Engine, tokens: int) -> float:
+RESPONSE_FORMATS: dict[str, dict[str, object]] = {
+    "json_object": {"response_format": "json_object"},
+    "json_schema": {"response_format": "json_schema", "response_schema": {
+        "type": "object", "required": ["name", "tags", "count"], "properties": {
+            "name": {"type": "string"}, "tags": {"type": "array", "items": {"type": "string"}},
+            "count": {"type": "integer"}}}},
+    "regex": {"response_format": "regex", "response_schema": "[a-c]{2,4}-[0-9]+"},
+}
+
+
+def _default_without_bias(engine: Engine, tokens: int,
+                          sampling: SamplingParams | None = None) -> float:
+    """Tokens per second over requests run until ``tokens`` tokens (EOS ends each one)."""
     generated, elapsed, seed = 0, 0.0, 0
     while generated < tokens:
         request = GenerationRequest(
-            prompts=PROMPT, seed=seed, max_tokens=min(1000, tokens - generated)
+            prompts=PROMPT, seed=seed, max_tokens=min(1000, tokens - generated),
+            sampling=sampling or SamplingParams(),
         )
         start = time.perf_counter()
         completion = engine.complete(request)
@@ -104,6 +120,10 @@ def main() -> None:
             logit_bias=no_eos, bad_word_tokens=((5, 6),), xtc_threshold=0.3,
             xtc_probability=0.5)), ">= 5,000"),
     ]
+    for name, fields in RESPONSE_FORMATS.items():
+        params = SamplingParams(**fields)  # type: ignore[arg-type]
+        rows.append((f"response_format {name}", _default_without_bias(
+            engine, args.tokens, params), ""))
     probe = json.loads(subprocess.run([sys.executable, "-c", _LOAD_PROBE], capture_output=True,
                                       text=True, check=True).stdout)
     baseline = json.loads(subprocess.run([sys.executable, "-c", _BASELINE_PROBE],

@@ -102,6 +102,11 @@ class GrammarVocabulary:
     def vocab_size(self) -> int:
         return len(self.token_bytes)
 
+    @property
+    def mask_bytes(self) -> int:
+        """Bytes of llguidance's bit mask (32-bit words, one bit per token)."""
+        return 4 * ((len(self.token_bytes) + 31) // 32)
+
     def prefixes_of(self, forced: bytes) -> list[int]:
         """Tokens whose bytes are a non-empty prefix of ``forced``."""
         found: list[int] = []
@@ -163,15 +168,27 @@ def compiled_grammar(vocabulary: GrammarVocabulary, grammar_text: str) -> Gramma
 
 
 class _Walk:
-    """A matcher and the state that owns it: the only state that may move it in place."""
+    """A matcher and the state that owns it: the only state that may move it in place.
 
-    __slots__ = ("lock", "mask", "matcher", "owner")
+    ``pending`` is a token the owner's ``allows`` consumed on trial (checking a token and
+    consuming it cost the same, and the token checked is nearly always the one generated):
+    ``advance`` with that token keeps it, anything else rolls it back first.
+    """
+
+    __slots__ = ("mask", "matcher", "owner", "pending")
 
     def __init__(self, matcher: llguidance.LLMatcher, owner: GrammarState) -> None:
         self.matcher = matcher
         self.owner = owner
         self.mask: BoolArray | None = None  # the owner's full mask, once computed
-        self.lock = threading.Lock()
+        self.pending = -1
+
+    def settle(self) -> llguidance.LLMatcher:
+        """The matcher at the owner's state (a trial token rolled back)."""
+        if self.pending >= 0:
+            self.matcher.rollback(1)
+            self.pending = -1
+        return self.matcher
 
 
 class GrammarState:
@@ -179,14 +196,16 @@ class GrammarState:
 
     The states of a choice's chain share one matcher (``_Walk``): the newest state owns it and
     ``advance`` moves it in place; an older state asked anything replays its tokens into a
-    fresh matcher first (tests do that; the generation loop never does).
+    fresh matcher first (tests do that; the generation loop never does). Like the choice it
+    follows, a chain is used by one thread at a time (the matcher is not locked).
     """
 
-    __slots__ = ("_accepting", "_parent", "_token", "_walk", "eos_ids", "grammar")
+    __slots__ = ("_accepting", "_eos_array", "_parent", "_token", "_walk", "eos_ids", "grammar")
 
     def __init__(self, grammar: Grammar, eos_ids: frozenset[int]) -> None:
         self.grammar = grammar
         self.eos_ids = eos_ids
+        self._eos_array = np.fromiter(sorted(eos_ids), dtype=np.int64, count=len(eos_ids))
         self._parent: GrammarState | None = None
         self._token = -1
         self._walk = _Walk(grammar.matcher(), self)
@@ -203,11 +222,15 @@ class GrammarState:
         """This state's walk, replayed into a fresh matcher if a newer state moved it on."""
         walk = self._walk
         if walk.owner is not self:
-            matcher = self.grammar.matcher()
-            if not matcher.consume_tokens(self._tokens()):
-                raise ValueError(f"replay failed: {matcher.get_error()}")
-            walk = self._walk = _Walk(matcher, self)
+            walk = self._walk = self._replayed()
         return walk
+
+    def _replayed(self) -> _Walk:
+        """A fresh walk at this state (the tokens from the start replayed)."""
+        matcher = self.grammar.matcher()
+        if not matcher.consume_tokens(self._tokens()):
+            raise ValueError(f"replay failed: {matcher.get_error()}")
+        return _Walk(matcher, self)
 
     def advance(self, token_id: int) -> GrammarState:
         """The state after ``token_id`` (an end-of-text id leaves the grammar where it is).
@@ -216,29 +239,31 @@ class GrammarState:
         """
         if token_id in self.eos_ids:
             return self
-        walk = self._own()
+        walk = self._walk
+        if walk.owner is not self:
+            walk = self._walk = self._replayed()
+        if walk.pending == token_id:  # consumed on trial by allows(): keep it
+            walk.pending = -1
+        elif not walk.settle().consume_token(token_id):
+            data = self.grammar.vocabulary.token_bytes[token_id]
+            error = walk.matcher.get_error().splitlines()[0]
+            walk.matcher = self.grammar.matcher()  # the old one is in its error state
+            walk.owner = _NOBODY
+            raise ValueError(
+                f"token {token_id} ({data!r}) is not allowed by the response_format "
+                f"grammar here: {error}"
+            )
         new = object.__new__(GrammarState)
-        new.grammar, new.eos_ids = self.grammar, self.eos_ids
-        new._parent, new._token, new._accepting = self, token_id, None
-        with walk.lock:
-            if not walk.matcher.consume_token(token_id):
-                data = self.grammar.vocabulary.token_bytes[token_id]
-                error = walk.matcher.get_error().splitlines()[0]
-                walk.matcher = self.grammar.matcher()  # the old one is in its error state
-                walk.owner = _NOBODY
-                raise ValueError(
-                    f"token {token_id} ({data!r}) is not allowed by the response_format "
-                    f"grammar here: {error}"
-                )
-            walk.owner, walk.mask = new, None
-        new._walk = walk
+        new.grammar, new.eos_ids, new._eos_array = self.grammar, self.eos_ids, self._eos_array
+        new._parent, new._token, new._accepting, new._walk = self, token_id, None, walk
+        walk.owner, walk.mask = new, None
         return new
 
     @property
     def accepting(self) -> bool:
         """The output so far is complete: end-of-text may come now."""
         if self._accepting is None:
-            self._accepting = bool(self._own().matcher.is_accepting())
+            self._accepting = bool(self._own().settle().is_accepting())
         return self._accepting
 
     def allows(self, token_id: int) -> bool:
@@ -247,17 +272,28 @@ class GrammarState:
             return self.accepting
         if not self.grammar.vocabulary.token_bytes[token_id]:
             return False  # an empty token would make no progress
-        return bool(self._own().matcher.validate_tokens([token_id]) == 1)
+        walk = self._walk
+        if walk.owner is not self:
+            walk = self._walk = self._replayed()
+        if walk.pending == token_id:
+            return True
+        if walk.mask is not None:
+            return bool(walk.mask[token_id])
+        if walk.settle().try_consume_tokens([token_id]) != 1:
+            return False
+        walk.pending = token_id
+        return True
 
     def allowed_mask(self) -> BoolArray:
         """Read-only (V,) mask of every token that may come next (end-of-text included)."""
         walk = self._own()
         if walk.mask is not None:
             return walk.mask
-        matcher = walk.matcher
+        matcher = walk.settle()
         vocabulary = self.grammar.vocabulary
-        bits = np.frombuffer(matcher.compute_bitmask(), dtype=np.uint8)
-        mask = np.unpackbits(bits, bitorder="little")[: vocabulary.vocab_size].astype(bool)
+        bits = np.empty(vocabulary.mask_bytes, dtype=np.uint8)
+        matcher.unsafe_compute_mask_ptr(bits.ctypes.data, bits.shape[0])
+        mask = np.unpackbits(bits, count=vocabulary.vocab_size, bitorder="little").view(np.bool_)
         forced = matcher.compute_ff_bytes()
         if forced:  # llguidance keeps only the forced bytes' canonical token: add the rest
             mask[vocabulary.prefixes_of(forced)] = True
@@ -266,10 +302,10 @@ class GrammarState:
                     mask[token] = True
         if vocabulary.empty_ids.shape[0]:
             mask[vocabulary.empty_ids] = False
-        if self.eos_ids:
-            mask[np.fromiter(self.eos_ids, dtype=np.int64, count=len(self.eos_ids))] = (
-                self.accepting
-            )
+        if self._eos_array.shape[0]:
+            if self._accepting is None:
+                self._accepting = bool(matcher.is_accepting())
+            mask[self._eos_array] = self._accepting
         mask.flags.writeable = False
         walk.mask = mask
         return mask
