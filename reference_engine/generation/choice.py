@@ -28,6 +28,7 @@ from ..sampling import (
     SamplingContext,
     SamplingParams,
     SeededRng,
+    TokenFilter,
     finite_logprob,
     process_logits,
     sample,
@@ -176,6 +177,11 @@ class ChoiceRun:
         # for every step on the same side of ``min_tokens``: the first context serves them
         # all, and is never advanced.
         static_ctx = _static_context(spec.params)
+        # A response_format grammar accepts UTF-8 text only (see sampling.grammar), so it
+        # already rejects whatever the UTF-8 filter would and is the only filter; the
+        # end-of-text ids (allowed where the grammar accepts) must pass that filter as such.
+        grammar_alone = (ctx.grammar_state is not None
+                         and all(self._utf8[0](token) for token in spec.eos_ids))
         forced = spec.forced
         params = spec.params
         utf8_filters = self._utf8
@@ -196,7 +202,13 @@ class ChoiceRun:
                 else:
                     grammar_filter = ctx.token_filter()
                     utf8 = utf8_filters[waiting]
-                    allowed = utf8 if grammar_filter is None else AllOf(grammar_filter, utf8)
+                    allowed: TokenFilter
+                    if grammar_filter is None:
+                        allowed = utf8
+                    elif grammar_alone:
+                        allowed = grammar_filter
+                    else:
+                        allowed = AllOf(grammar_filter, utf8)
                     token = sample(processed, params, rng, allowed=allowed, order=descending)
             except NoAllowedTokenError:
                 # The request's constraints leave no token at all (e.g. json_object needs "{"

@@ -30,6 +30,10 @@ instead: in a forced state the mask is completed with the tokens that are a pref
 forced bytes, and those starting with them that the matcher accepts, so the valid set is what
 the grammar accepts byte for byte (the tests compare it with a plainly written recognizer).
 
+UTF-8: llguidance's grammars match Unicode text only (it refuses a pattern that "can match
+invalid UTF-8"), so a grammar's valid set never holds a token the engine's UTF-8 filter
+would reject; the generation loop uses the grammar's filter alone.
+
 Deterministic: llguidance's matching has no floating point and no randomness; its answers
 depend on the grammar, the vocabulary and the tokens consumed only.
 """
@@ -200,12 +204,16 @@ class GrammarState:
     follows, a chain is used by one thread at a time (the matcher is not locked).
     """
 
-    __slots__ = ("_accepting", "_eos_array", "_parent", "_token", "_walk", "eos_ids", "grammar")
+    __slots__ = ("_accepting", "_eos_array", "_parent", "_token", "_walk", "banned", "eos_ids",
+                 "grammar")
 
     def __init__(self, grammar: Grammar, eos_ids: frozenset[int]) -> None:
         self.grammar = grammar
         self.eos_ids = eos_ids
         self._eos_array = np.fromiter(sorted(eos_ids), dtype=np.int64, count=len(eos_ids))
+        self.banned = np.union1d(self._eos_array, grammar.vocabulary.empty_ids)
+        """What ``apply_grammar`` bans while the grammar does not accept (ascending ids)."""
+        self.banned.flags.writeable = False
         self._parent: GrammarState | None = None
         self._token = -1
         self._walk = _Walk(grammar.matcher(), self)
@@ -255,6 +263,7 @@ class GrammarState:
             )
         new = object.__new__(GrammarState)
         new.grammar, new.eos_ids, new._eos_array = self.grammar, self.eos_ids, self._eos_array
+        new.banned = self.banned
         new._parent, new._token, new._accepting, new._walk = self, token_id, None, walk
         walk.owner, walk.mask = new, None
         return new

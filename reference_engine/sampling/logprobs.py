@@ -43,6 +43,19 @@ def log_softmax(logits: FloatArray, *, base: FloatArray | None = None) -> FloatA
     return np.subtract(shifted, normaliser, shifted)
 
 
+def sparse_log_softmax(base: FloatArray, banned: IdArray) -> FloatArray:
+    """``log_softmax(x, base=base)`` for ``x`` = ``base`` with ``banned`` (ascending, unique,
+    fewer than ``_SPARSE_LIMIT``) set to -inf: the same bits, without comparing ``x`` with
+    ``base`` to find what changed (a hot path of constrained decoding)."""
+    x = base.astype(np.float64)  # a copy
+    x[banned] = -np.inf
+    top = x[x.argmax()]
+    if not top > -np.inf:
+        raise NoAllowedTokenError("every token was banned by the logit processors")
+    changed = banned[base[banned] != -np.inf]  # == (x != base).nonzero()[0]
+    return _sparse_log_softmax(x, base, changed)
+
+
 _SPARSE_LIMIT = 1024  # past this, exponentiate everything (changing it changes output bits)
 _SCALAR_LIMIT = 12
 

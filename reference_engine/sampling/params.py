@@ -189,9 +189,10 @@ class SamplingParams:
     response_format: str | None = None
     response_schema: str | Mapping[str, object] | None = None  # a mapping is stored as JSON text
     # Derived once in __post_init__ so the hot path can skip everything with two lookups:
-    # a logit processor other than min_tokens (which depends on the step) is on; a truncation
-    # filter is on.
+    # a logit processor other than min_tokens (which depends on the step) is on; the
+    # response_format grammar is the only one; a truncation filter is on.
     has_logit_processors: bool = field(init=False, repr=False, compare=False)
+    grammar_only: bool = field(init=False, repr=False, compare=False)
     truncates: bool = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -233,6 +234,14 @@ class SamplingParams:
                 or self.constrained
             ),
         )
+        put(self, "grammar_only", self.constrained and not (
+            self.logit_bias
+            or self.bad_word_tokens
+            or self.no_repeat_ngram > 1
+            or self.repetition_penalty != 1.0
+            or self.presence_penalty != 0.0
+            or self.frequency_penalty != 0.0
+        ))
         put(
             self,
             "truncates",

@@ -44,7 +44,7 @@ import numpy.typing as npt
 
 from .context import SamplingContext
 from .grammar import apply_grammar
-from .logprobs import log_softmax
+from .logprobs import log_softmax, sparse_log_softmax
 from .penalties import penalise_repeated
 
 FloatArray = npt.NDArray[np.float64]
@@ -60,6 +60,13 @@ def process_logits(logprobs: FloatArray, ctx: SamplingContext) -> FloatArray:
     num_generated = ctx.num_generated
     if not params.has_logit_processors and num_generated >= params.min_tokens:
         return logprobs
+    state = ctx.grammar_state
+    if params.grammar_only and state is not None and not state.accepting:
+        # Only step 7 changes anything, and only at ids known in advance: the same values as
+        # the general path below, without looking for what changed.
+        out = sparse_log_softmax(logprobs, state.banned)
+        out.flags.writeable = False
+        return out
     x = logprobs.astype(np.float64)  # a copy; the processors below modify it in place
     if params.logit_bias:
         if len(params.logit_bias) <= _FEW:

@@ -259,3 +259,40 @@ def test_regex_generation_fully_matches(seed: int) -> None:
     assert re.fullmatch("[a-c]{0,4}(-[0-9]*)?", text.decode("utf-8"))  # always a prefix
     if ended:
         assert re.fullmatch(pattern, text.decode("utf-8"))
+
+
+def test_the_json_object_grammar_only_accepts_utf8_so_it_can_filter_alone() -> None:
+    """The generation loop drops the UTF-8 filter for such grammars: it must never be needed."""
+    from reference_engine.generation.utf8_filter import continues_validly, utf8_filters
+
+    compiled = json_object_grammar()
+    filters = utf8_filters(MIXED_VOCAB, MIXED_EOS)
+    for path in walks(JsonGrammar(), 20, 12, seed=3):
+        waiting = 0
+        for token in path:
+            waiting = continues_validly(MIXED_VOCAB[token], waiting)[1]
+        mask = compiled.start(MIXED_EOS, path).allowed_mask()
+        utf8 = filters[waiting].mask(np.arange(len(MIXED_VOCAB)))
+        assert not (mask & ~utf8).any(), path
+    with pytest.raises(InvalidParameter, match="invalid UTF-8"):  # so every grammar is UTF-8
+        grammar("regex", "(?-u:\\xff)+")
+
+
+def test_sparse_log_softmax_gives_the_general_paths_bits() -> None:
+    from reference_engine.sampling import log_softmax
+    from reference_engine.sampling.logprobs import sparse_log_softmax
+
+    rnd = np.random.default_rng(5)
+    for _ in range(50):
+        base = log_softmax(rnd.normal(0.0, 3.0, 300))
+        base[rnd.integers(0, 300, 3)] = -np.inf
+        banned = np.unique(rnd.integers(0, 300, rnd.integers(1, 20)))
+        x = base.copy()
+        x[banned] = -np.inf
+        np.testing.assert_array_equal(sparse_log_softmax(base, banned), log_softmax(x, base=base))
+
+
+def test_grammar_only_is_set_when_no_other_processor_is() -> None:
+    assert SamplingParams(response_format="json_object", min_tokens=2, top_p=0.5).grammar_only
+    assert not SamplingParams(response_format="json_object", presence_penalty=0.1).grammar_only
+    assert not SamplingParams(logit_bias={1: 1.0}).grammar_only
