@@ -17,12 +17,14 @@ vocabulary and follows one choice through it:
 token the grammar rejects gets -inf too (the whole mask). At the other steps the grammar's
 verdict on ordinary tokens is *not* in the reported logprobs (nor in ``top_logprobs``): it is
 applied lazily by ``sample``, which draws from the truncated distribution, asks the filter
-about the token drawn (a microsecond) and, only if it is rejected, masks the candidates and
-redraws among the valid ones (exactly a draw from the truncated distribution restricted to the
-valid tokens; see ``sampler``). So before the mask at most steps, after it where the output
-may end; the chosen token's reported logprob is its processed logprob, not renormalised over
-the valid tokens. Masking only ever removes tokens: it never changes the value, or the
-arithmetic, of an allowed one.
+about the token drawn (a few microseconds) and, only if it is rejected, masks the candidates
+and redraws among the valid ones (exactly a draw from the truncated distribution restricted to
+the valid tokens; see ``sampler``). So before the mask at most steps, after it where the
+output may end; the chosen token's reported logprob is its processed logprob, not renormalised
+over the valid tokens. Masking only ever removes tokens: it never changes the value, or the
+arithmetic, of an allowed one. Why lazy rather than the whole mask at every step: it is what
+json_object did before llguidance, so its outputs (and the golden file) stay the same bytes,
+and a mask is computed only at the steps whose first draw is rejected.
 
 Exactness: llguidance's mask leaves out tokens it could accept when the grammar forces the
 next bytes (it keeps only the forced bytes' canonical token). The filter is byte-exact

@@ -29,7 +29,6 @@ import json
 from collections.abc import Mapping
 from functools import lru_cache
 
-import jsonschema
 import llguidance
 
 from .errors import InvalidParameter
@@ -114,6 +113,8 @@ def _grammar(kind: str, schema: str | None) -> str:
     if kind == "json_object":
         text = llguidance.LLMatcher.grammar_from_lark(json_object_lark())
     elif kind == "json_schema" and schema is not None:
+        import jsonschema  # 60 ms to import: paid by the first json_schema, not by every start
+
         value = json.loads(schema)
         try:
             jsonschema.Draft202012Validator.check_schema(value)
