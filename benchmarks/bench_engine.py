@@ -11,6 +11,8 @@ at a time (at most 1,000 tokens each, a new seed per request), end-of-text allow
 ``--tokens`` tokens were generated. Requests reach the engine's per-context caches as the
 mock's requests do: one engine serves them all, in the order of the table. "every processor
 on" bans end-of-text with logit_bias (a processor like the others), so it runs its full length.
+The ``response_format`` rows (FriendliAI's structured outputs) run the same way; their tokens/s
+include compiling the grammar (cached after the first request) and every grammar check.
 """
 
 from __future__ import annotations
@@ -58,7 +60,19 @@ def _paths(eot: int) -> list[tuple[str, dict[str, Any], str]]:
         ("logprobs 5 (temperature 1)", {"logprobs": 5}, ""),
         ("every processor on (penalties, bans, logit_bias, top_k, top_p, min_p, XTC, "
          "logprobs 5)", {"logprobs": 5, "stop": ("\x00",), "sampling": every}, ">= 10,000"),
+        *((f"response_format {name}", {"sampling": SamplingParams(**fields)}, "")
+          for name, fields in RESPONSE_FORMATS.items()),
     ]
+
+
+RESPONSE_FORMATS: dict[str, dict[str, Any]] = {
+    "json_object": {"response_format": "json_object"},
+    "json_schema": {"response_format": "json_schema", "response_schema": {
+        "type": "object", "required": ["name", "tags", "count"], "properties": {
+            "name": {"type": "string"}, "tags": {"type": "array", "items": {"type": "string"}},
+            "count": {"type": "integer"}}}},
+    "regex": {"response_format": "regex", "response_schema": "[a-c]{2,4}-[0-9]+"},
+}
 
 
 _LOAD_PROBE = """

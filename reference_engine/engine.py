@@ -34,7 +34,7 @@ from .results import (
     Usage,
     UsageEvent,
 )
-from .sampling import json_object_constraint
+from .sampling import SamplingContext
 
 MODEL_ID = "reference-ngram"
 CONTEXT_LENGTH = 2048
@@ -110,19 +110,21 @@ class Engine:
             return [request.seed + k for k in range(count)]
         return [_system_random.getrandbits(63) for _ in range(count)]
 
-    def _check_forced_json(self, forced: tuple[int, ...]) -> None:
-        """Forced tokens must themselves be a valid start of the one JSON object asked for."""
-        constraint = json_object_constraint(self._token_bytes)
-        state = constraint.initial_state()
-        for position, token in enumerate(forced):
-            data = self._token_bytes[token]
-            if not constraint.is_allowed(state, data):
+    def _check_forced(self, request: GenerationRequest, eos_ids: frozenset[int]) -> None:
+        """Forced tokens must themselves be a valid start of the output response_format asks
+        for (the grammar would otherwise have no state to continue from)."""
+        ctx = SamplingContext(request.sampling, prompt_ids=(), token_bytes=self._token_bytes,
+                              eos_ids=eos_ids, special_ids=self.tokenizer.special_tokens.values())
+        for position, token in enumerate(request.forced_output_tokens):
+            filter_ = ctx.token_filter()
+            if filter_ is not None and not filter_(token):
+                data = self._token_bytes[token]
                 raise InvalidRequestError(
-                    f"forced_output_tokens[{position}] ({data!r}) cannot continue a JSON object, "
-                    "which response_format asks for",
+                    f"forced_output_tokens[{position}] ({data!r}) cannot continue the output "
+                    f"response_format {request.sampling.response_format} asks for",
                     param="forced_output_tokens",
                 )
-            state = constraint.advance(state, data)
+            ctx = ctx.advance(token)
 
     def _max_new(self, request: GenerationRequest, prompt: Prompt, index: int) -> int:
         length = len(prompt.ids)
@@ -161,13 +163,13 @@ class Engine:
             self._check_ids(sequence, "stop_tokens")
         self._check_ids(request.eos_token_ids, "eos_token")
         self._check_ids(request.forced_output_tokens, "forced_output_tokens")
-        if params.json_object and request.forced_output_tokens:
-            self._check_forced_json(request.forced_output_tokens)
         tokenizer = self.tokenizer
+        eos_ids = frozenset({tokenizer.eot_id, *request.eos_token_ids})
+        if params.constrained and request.forced_output_tokens:
+            self._check_forced(request, eos_ids)
         bad_words = tuple(tuple(tokenizer.encode(word)) for word in request.bad_words if word)
         if bad_words:
             params = replace(params, bad_word_tokens=params.bad_word_tokens + bad_words)
-        eos_ids = frozenset({tokenizer.eot_id, *request.eos_token_ids})
         seeds = self._seeds(request)
         per_prompt = []
         for p, raw in enumerate(request.prompts):

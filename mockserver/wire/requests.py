@@ -178,7 +178,8 @@ def _sampling(body: Mapping[str, JSON], fields: tuple[str, ...]) -> SamplingPara
     """The engine's sampling keywords from the wire's forms: ``null`` means default,
     ``logit_bias`` keys are id strings (``{"50256": -100}``), ``bad_word_tokens`` is
     ``[{"tokens": [...]}, ...]`` (bare id lists too), ``response_format`` is
-    ``{"type": ...}``. The engine's errors name their parameter."""
+    ``{"type": ...}`` with ``json_schema.schema`` or ``schema`` (the engine's
+    ``response_schema``). The engine's errors name their parameter."""
     wire: dict[str, Any] = {name: body[name] for name in fields if body.get(name) is not None}
     if wire.get("top_p") == 0:
         wire["top_p"] = SMALLEST_TOP_P
@@ -190,7 +191,11 @@ def _sampling(body: Mapping[str, JSON], fields: tuple[str, ...]) -> SamplingPara
             item.get("tokens") if isinstance(item, Mapping) else item for item in raw_words
         ]
     if "response_format" in wire:
-        wire["response_format"] = _response_format_type(wire["response_format"])
+        raw_format = wire["response_format"]
+        wire["response_format"] = _response_format_type(raw_format)
+        schema = _response_schema(raw_format)
+        if schema is not None:
+            wire["response_schema"] = schema
     try:
         return SamplingParams(**wire)
     except InvalidParameter as error:
@@ -225,6 +230,17 @@ def _response_format_type(raw: object) -> object:
             param="response_format",
         )
     return kind
+
+
+def _response_schema(raw: object) -> object:
+    """The schema that goes with the type: ``json_schema.schema`` for json_schema, ``schema``
+    for regex (the engine checks both, and that the other types have none)."""
+    if not isinstance(raw, Mapping):
+        return None
+    if raw.get("type") == "json_schema":
+        inner = raw.get("json_schema")
+        return inner.get("schema") if isinstance(inner, Mapping) else None
+    return raw.get("schema") if raw.get("type") == "regex" else None
 
 
 def _is_token_id(value: object) -> bool:

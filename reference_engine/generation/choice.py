@@ -28,6 +28,7 @@ from ..sampling import (
     SamplingContext,
     SamplingParams,
     SeededRng,
+    TokenFilter,
     finite_logprob,
     process_logits,
     sample,
@@ -143,7 +144,8 @@ class ChoiceRun:
         order = model.order  # type: ignore[attr-defined]
         history = [tokenizer.eot_id, *spec.prompt.ids]
         ctx = SamplingContext(spec.params, prompt_ids=spec.prompt.ids,
-                              token_bytes=self._token_bytes, eos_ids=spec.eos_ids)
+                              token_bytes=self._token_bytes, eos_ids=spec.eos_ids,
+                              special_ids=tokenizer.special_tokens.values())
         rng = SeededRng(spec.seed)
         decoder = IncrementalDecoder(tokenizer)
         token_stops = TokenStopMatcher(spec.stop_sequences)
@@ -176,11 +178,16 @@ class ChoiceRun:
 
         reason: FinishReason = "length"
         cut_by_stop_string = False
-        # Without history-based processors (penalties, bans, json_object) the context is read
+        # Without history-based processors (penalties, bans, response_format) the context is read
         # for ``num_generated < min_tokens`` only, and ``process_logits`` gives the same array
         # for every step on the same side of ``min_tokens``: the first context serves them
         # all, and is never advanced.
         static_ctx = _static_context(spec.params)
+        # A response_format grammar accepts UTF-8 text only (see sampling.grammar), so it
+        # already rejects whatever the UTF-8 filter would and is the only filter; the
+        # end-of-text ids (allowed where the grammar accepts) must pass that filter as such.
+        grammar_alone = (ctx.grammar_state is not None
+                         and all(self._utf8[0](token) for token in spec.eos_ids))
         forced = spec.forced
         params = spec.params
         utf8_filters = self._utf8
@@ -215,17 +222,25 @@ class ChoiceRun:
             else:
                 logprobs = model.logprobs(context)  # type: ignore[attr-defined]
                 try:
-                    processed = logprobs if static_ctx and step >= params.min_tokens else (
-                        process_logits(logprobs, ctx))
+                    if static_ctx and step >= params.min_tokens:
+                        processed = logprobs  # process_logits' result, every processor off
+                    else:
+                        processed = process_logits(logprobs, ctx)
                     if step < len(forced):
                         token = forced[step]
-                    elif static_ctx:  # no json_object: no token filter but UTF-8's
+                    elif static_ctx:  # no response_format grammar: no token filter but UTF-8's
                         token = sample(processed, params, rng, allowed=utf8_filters[waiting],
                                        order=descending)
                     else:
-                        json_filter = ctx.token_filter()
+                        grammar_filter = ctx.token_filter()
                         utf8 = utf8_filters[waiting]
-                        allowed = utf8 if json_filter is None else AllOf(json_filter, utf8)
+                        allowed: TokenFilter
+                        if grammar_filter is None:
+                            allowed = utf8
+                        elif grammar_alone:
+                            allowed = grammar_filter
+                        else:
+                            allowed = AllOf(grammar_filter, utf8)
                         token = sample(processed, params, rng, allowed=allowed,
                                        order=descending)
                 except NoAllowedTokenError:

@@ -6,11 +6,11 @@ one documented order and re-normalises (that is the distribution the API reports
 truncation and makes one seeded draw. See ``pipeline`` and ``sampler`` for the contracts.
 
 Modules: ``params`` (request parameters), ``context`` (per-step inputs and the incremental
-state of the bans and penalties), ``penalties``, ``bans``, ``json_grammar`` + ``json_object``
-(the logit processors' tables), ``pipeline`` (every processor, in its order: the one
-production version; tests compare it with plainly written oracles under
-``tests/reference_engine/sampling/``), ``logprobs`` (what is reported), ``truncation`` +
-``sampler`` + ``rng`` (the draw), ``errors``.
+state of the bans and penalties), ``penalties``, ``bans`` (the logit processors' tables),
+``response_format`` + ``grammar`` (constrained decoding with llguidance), ``pipeline``
+(every processor, in its order: the one production version; tests compare it with plainly
+written oracles under ``tests/reference_engine/sampling/``), ``logprobs`` (what is
+reported), ``truncation`` + ``sampler`` + ``rng`` (the draw), ``errors``.
 
 A new logit processor: its parameter on ``SamplingParams`` (``params``), its step in
 ``process_logits`` (``pipeline``; state it needs across steps in ``context``), its wire field
@@ -22,12 +22,14 @@ from __future__ import annotations
 
 from .context import SamplingContext
 from .errors import NoAllowedTokenError
-from .json_grammar import JsonGrammar, JsonState
-from .json_object import (
-    JsonObjectConstraint,
-    JsonTokenFilter,
-    apply_json_object,
-    json_object_constraint,
+from .grammar import (
+    Grammar,
+    GrammarFilter,
+    GrammarState,
+    GrammarVocabulary,
+    apply_grammar,
+    compiled_grammar,
+    grammar_vocabulary,
 )
 from .logprobs import LOGPROB_FLOOR, finite_logprob, log_softmax, top_logprobs
 from .params import FrozenMap, InvalidParameter, SamplingParams, WrongParameterType
@@ -39,21 +41,22 @@ from .truncation import min_p_filter, top_k_filter, top_p_filter, xtc_filter
 __all__ = [
     "LOGPROB_FLOOR",
     "FrozenMap",
+    "Grammar",
+    "GrammarFilter",
+    "GrammarState",
+    "GrammarVocabulary",
     "InvalidParameter",
-    "JsonGrammar",
-    "JsonObjectConstraint",
-    "JsonState",
-    "JsonTokenFilter",
     "NoAllowedTokenError",
     "SamplingContext",
     "SamplingParams",
     "SeededRng",
     "TokenFilter",
     "WrongParameterType",
-    "apply_json_object",
+    "apply_grammar",
+    "compiled_grammar",
     "finite_logprob",
+    "grammar_vocabulary",
     "greedy",
-    "json_object_constraint",
     "log_softmax",
     "min_p_filter",
     "process_logits",

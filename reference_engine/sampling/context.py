@@ -2,9 +2,10 @@
 
 Immutable: ``advance(token_id)`` returns the context of the next step, so a context can be
 kept, compared or replayed. Per-choice data (the params, the vocabulary, the EOS ids, the
-prompt) is validated once at construction; the per-step data is the generated ids and, for
-``json_object``, the grammar state. Token histories are held as read-only int64 arrays,
-because every history-based processor is a numpy operation over them.
+prompt) is validated once at construction; the per-step data is the generated ids and, under
+a constraining ``response_format``, the grammar state (``grammar.GrammarState``). Token
+histories are held as read-only int64 arrays, because every history-based processor is a
+numpy operation over them.
 
 The history-based processors' inputs are kept up to date incrementally instead of being
 recomputed from the whole history every step (O(history) numpy work per step): the ids seen
@@ -31,9 +32,15 @@ import numpy as np
 import numpy.typing as npt
 
 from .bans import compile_bad_words, no_repeat_ngram_bans
-from .json_grammar import JsonState, is_complete
-from .json_object import JsonObjectConstraint, JsonTokenFilter, json_object_constraint
+from .grammar import (
+    Grammar,
+    GrammarFilter,
+    GrammarState,
+    compiled_grammar,
+    grammar_vocabulary,
+)
 from .params import SamplingParams
+from .response_format import grammar as grammar_text
 
 IdArray = npt.NDArray[np.int64]
 FloatArray = npt.NDArray[np.float64]
@@ -175,8 +182,11 @@ class SamplingContext:
     """Per-step inputs of ``process_logits`` and the token filter of ``sample``.
 
     Build it once per choice, then ``ctx = ctx.advance(token)`` after every generated token.
-    ``json_state`` is None unless ``params.json_object``; it starts at the grammar's initial
-    state advanced over ``generated_ids`` (so a context can resume mid-output).
+    ``grammar_state`` is None unless ``params.constrained``; it starts at the grammar's start
+    advanced over ``generated_ids`` (so a context can resume mid-output). ``special_ids`` are
+    the tokens the grammar must never match as text (the tokenizer's special tokens; default:
+    the EOS ids); EOS ids are allowed only where the output may end, whatever their bytes.
+    ``grammar`` overrides the one built from the params.
     """
 
     __slots__ = (
@@ -187,8 +197,7 @@ class SamplingContext:
         "_presence",
         "_tokens",
         "eos_ids",
-        "json_constraint",
-        "json_state",
+        "grammar_state",
         "params",
         "prompt_ids",
         "token_bytes",
@@ -202,7 +211,8 @@ class SamplingContext:
         token_bytes: Sequence[bytes],
         eos_ids: Collection[int],
         generated_ids: Sequence[int] | IdArray = (),
-        json_constraint: JsonObjectConstraint | None = None,
+        special_ids: Collection[int] = (),
+        grammar: Grammar | None = None,
     ) -> None:
         vocab = len(token_bytes)
         if vocab == 0:
@@ -225,20 +235,22 @@ class SamplingContext:
         self._generated = tokens.generated.size
         self._presence: tuple[npt.NDArray[np.int64], FloatArray] | None = None
         self._prepared = _Prepared(params, self.eos_ids)
-        self.json_constraint: JsonObjectConstraint | None = None
-        self.json_state: JsonState | None = None
-        if params.json_object:
-            constraint = json_constraint or json_object_constraint(token_bytes)
-            if constraint.vocab_size != vocab:
+        self.grammar_state: GrammarState | None = None
+        if params.constrained:
+            if grammar is None:
+                key = token_bytes if isinstance(token_bytes, tuple) else tuple(token_bytes)
+                specials = frozenset(int(i) for i in special_ids) or self.eos_ids
+                vocabulary = grammar_vocabulary(key, specials)
+                schema = params.response_schema
+                text = grammar_text(params.response_format or "",
+                                    schema if isinstance(schema, str) else None)
+                grammar = compiled_grammar(vocabulary, text)
+            if grammar.vocabulary.vocab_size != vocab:
                 raise ValueError(
-                    f"json_constraint vocabulary has {constraint.vocab_size} tokens, "
+                    f"the grammar's vocabulary has {grammar.vocabulary.vocab_size} tokens, "
                     f"token_bytes {vocab}"
                 )
-            state = constraint.initial_state()
-            for token in generated:
-                if token not in self.eos_ids:
-                    state = constraint.advance(state, token_bytes[token])
-            self.json_constraint, self.json_state = constraint, state
+            self.grammar_state = grammar.start(self.eos_ids, generated)
 
     @property
     def vocab_size(self) -> int:
@@ -269,13 +281,9 @@ class SamplingContext:
         new.eos_ids = self.eos_ids
         new.prompt_ids = self.prompt_ids
         new._prepared = self._prepared
-        new.json_constraint = self.json_constraint
-        new.json_state = self.json_state
-        if self.json_constraint is not None and self.json_state is not None:
-            if token_id not in self.eos_ids:
-                new.json_state = self.json_constraint.advance(
-                    self.json_state, self.token_bytes[token_id]
-                )
+        new.grammar_state = None
+        if self.grammar_state is not None:
+            new.grammar_state = self.grammar_state.advance(token_id)
         tokens = self._tokens.append(self._length, token_id)
         new._tokens = tokens
         new._length = self._length + 1
@@ -358,19 +366,20 @@ class SamplingContext:
                 banned.update(prefixes.get(tuple(ids[length - size : length]), ()))
         return sorted(banned)
 
-    def token_filter(self) -> JsonTokenFilter | None:
+    def token_filter(self) -> GrammarFilter | None:
         """The lazy filter to pass to ``sample(allowed=...)``; None when unconstrained."""
-        if self.json_constraint is None or self.json_state is None:
+        if self.grammar_state is None:
             return None
-        return self.json_constraint.token_filter(self.json_state, self.eos_ids)
+        return self.grammar_state.token_filter()
 
     @property
-    def json_complete(self) -> bool:
-        """True when ``json_object`` is on and the top-level object is closed."""
-        return self.json_state is not None and is_complete(self.json_state)
+    def output_complete(self) -> bool:
+        """True when a ``response_format`` grammar is on and accepts the output so far."""
+        return self.grammar_state is not None and self.grammar_state.accepting
 
     def __repr__(self) -> str:
         return (
             f"SamplingContext(params={self.params!r}, prompt={self.prompt_ids.shape[0]} ids, "
-            f"generated={self.generated_ids.tolist()!r}, json_state={self.json_state!r})"
+            f"generated={self.generated_ids.tolist()!r}, "
+            f"constrained={self.grammar_state is not None!r})"
         )

@@ -9,6 +9,8 @@ maps -inf to -9999.0.
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import numpy.typing as npt
 
@@ -43,17 +45,39 @@ def log_softmax(logits: FloatArray, *, base: FloatArray | None = None) -> FloatA
     return np.subtract(shifted, normaliser, shifted)
 
 
+def sparse_log_softmax(base: FloatArray, banned: IdArray) -> FloatArray:
+    """``log_softmax(x, base=base)`` for ``x`` = ``base`` with ``banned`` (ascending, unique,
+    fewer than ``_SPARSE_LIMIT``) set to -inf: the same bits, without comparing ``x`` with
+    ``base`` to find what changed (a hot path of constrained decoding)."""
+    x = base.astype(np.float64)  # a copy
+    x[banned] = -np.inf
+    top = x[x.argmax()]
+    if not top > -np.inf:
+        raise NoAllowedTokenError("every token was banned by the logit processors")
+    changed = banned[base[banned] != -np.inf]  # == (x != base).nonzero()[0]
+    return _sparse_log_softmax(x, base, changed)
+
+
 _SPARSE_LIMIT = 1024  # past this, exponentiate everything (changing it changes output bits)
 _SCALAR_LIMIT = 12
 
 
+@functools.lru_cache(maxsize=4096)
+def _scalar_normaliser(values: tuple[float, ...], base_values: tuple[float, ...]) -> float:
+    """What ``_sparse_log_softmax`` subtracts when a few entries changed from ``base_values`` to
+    ``values``: a pure function of those floats, so remembered (a context's end-of-text
+    logprob comes back whenever the context does, as under a grammar banning it)."""
+    shift = max(0.0, max(values)) if values else 0.0
+    rest = max(0.0, 1.0 - detsum_small([detexp1(v) for v in base_values]))
+    mass = rest * detexp1(-shift) + detsum_small([detexp1(v - shift) for v in values])
+    return shift + detlog1(mass)
+
+
 def _sparse_log_softmax(logits: FloatArray, base: FloatArray, changed: IdArray) -> FloatArray:
     if changed.shape[0] <= _SCALAR_LIMIT:  # NumPy's per-call overhead dominates tiny arrays
-        values = logits[changed].tolist()
-        shift = max(0.0, max(values)) if values else 0.0
-        rest = max(0.0, 1.0 - detsum_small([detexp1(v) for v in base[changed].tolist()]))
-        mass = rest * detexp1(-shift) + detsum_small([detexp1(v - shift) for v in values])
-        return np.subtract(logits, shift + detlog1(mass))
+        normaliser = _scalar_normaliser(tuple(logits[changed].tolist()),
+                                        tuple(base[changed].tolist()))
+        return np.subtract(logits, normaliser)
     # Both exponentials in one detexp call and both sums in one detsum_rows call (NumPy's
     # per-call overhead dominates a few hundred values): the same operations per value, and
     # the same pairwise order per sum, as two separate detexp + detsum calls.

@@ -7,9 +7,12 @@ in ``__post_init__``; errors name the field and the value. Containers are normal
 immutable types (``FrozenMap`` for ``logit_bias``, tuples for ``bad_word_tokens``) so a params
 object can be shared between choices, threads and caches.
 
-``response_format`` is stored as its ``type`` string. ``json_object`` constrains the output
-to one JSON object; ``json_schema`` is accepted and enforced only as ``json_object`` and
-``regex`` is accepted and not enforced (the contract, spec/completions.yaml, says so).
+``response_format`` is stored as its ``type`` string and ``response_schema`` as the schema that
+goes with it: for ``json_schema`` the JSON Schema (a mapping, or its JSON text; stored as
+text), for ``regex`` the pattern; ``text`` and ``json_object`` take none. All three constrained
+formats are enforced token by token through llguidance (``response_format`` builds the grammar,
+``grammar`` applies it); a schema or pattern that cannot be enforced is an
+:class:`InvalidParameter` naming ``response_format``, raised here, before any generation.
 """
 
 from __future__ import annotations
@@ -18,22 +21,14 @@ import math
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from .errors import InvalidParameter, WrongParameterType
+from .response_format import grammar, schema_text
+
 GREEDY_BELOW = 1e-5
 RESPONSE_FORMAT_TYPES = ("text", "json_object", "json_schema", "regex")
 JSON_RESPONSE_FORMATS = frozenset({"json_object", "json_schema"})
-
-
-class InvalidParameter(ValueError):
-    """A sampling parameter outside its domain; ``param`` names it (``logit_bias`` for
-    ``logit_bias[50256]``), so a server can report the field without reading the message."""
-
-    def __init__(self, param: str, message: str) -> None:
-        super().__init__(message)
-        self.param = param
-
-
-class WrongParameterType(InvalidParameter, TypeError):
-    """A sampling parameter of the wrong type (also a ``TypeError``)."""
+CONSTRAINED_RESPONSE_FORMATS = frozenset({"json_object", "json_schema", "regex"})
+_SCHEMA_FORMATS = frozenset({"json_schema", "regex"})
 
 
 def _root(name: str) -> str:
@@ -141,12 +136,38 @@ def _response_format(value: object) -> str | None:
     return str(value)
 
 
+def _response_schema(kind: str | None, schema: object) -> str | None:
+    """The schema stored for ``kind`` (see the module docstring), its grammar checked."""
+    if kind not in _SCHEMA_FORMATS:
+        if schema is not None:
+            raise InvalidParameter(
+                "response_format",
+                f"response_format {kind!r} takes no schema, got {schema!r}",
+            )
+        if kind == "json_object":
+            grammar(kind, None)
+        return None
+    if schema is None:
+        raise InvalidParameter("response_format", f"response_format {kind!r} needs a schema")
+    if kind == "regex":
+        if not isinstance(schema, str):
+            raise WrongParameterType(
+                "response_format", f"response_format regex schema must be a string, got {schema!r}"
+            )
+        text = schema
+    else:
+        text = schema_text(schema)
+    grammar(kind, text)
+    return text
+
+
 @dataclass(frozen=True)
 class SamplingParams:
     """Every request parameter that changes which token is picked, validated and immutable.
 
     The engine's own types, no wire forms (the mock server's wire layer turns request JSON
-    into these keywords): ``response_format`` is ``None`` or a type string; ``logit_bias`` any
+    into these keywords): ``response_format`` is ``None`` or a type string, ``response_schema``
+    its schema (see the module docstring); ``logit_bias`` any
     int-keyed mapping, stored as a ``FrozenMap``; ``bad_word_tokens`` any list of non-empty id
     lists, stored as tuples. A value outside its domain raises :class:`InvalidParameter`
     (:class:`WrongParameterType` for a wrong type) naming the parameter.
@@ -166,10 +187,12 @@ class SamplingParams:
     xtc_threshold: float = 0.0
     xtc_probability: float = 0.0
     response_format: str | None = None
+    response_schema: str | Mapping[str, object] | None = None  # a mapping is stored as JSON text
     # Derived once in __post_init__ so the hot path can skip everything with two lookups:
-    # a logit processor other than min_tokens (which depends on the step) is on; a truncation
-    # filter is on.
+    # a logit processor other than min_tokens (which depends on the step) is on; the
+    # response_format grammar is the only one; a truncation filter is on.
     has_logit_processors: bool = field(init=False, repr=False, compare=False)
+    grammar_only: bool = field(init=False, repr=False, compare=False)
     truncates: bool = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -197,6 +220,7 @@ class SamplingParams:
         put(self, "xtc_threshold", _number("xtc_threshold", self.xtc_threshold, 0.0, 1.0))
         put(self, "xtc_probability", _number("xtc_probability", self.xtc_probability, 0.0, 1.0))
         put(self, "response_format", _response_format(self.response_format))
+        put(self, "response_schema", _response_schema(self.response_format, self.response_schema))
         put(
             self,
             "has_logit_processors",
@@ -207,9 +231,17 @@ class SamplingParams:
                 or self.repetition_penalty != 1.0
                 or self.presence_penalty != 0.0
                 or self.frequency_penalty != 0.0
-                or self.json_object
+                or self.constrained
             ),
         )
+        put(self, "grammar_only", self.constrained and not (
+            self.logit_bias
+            or self.bad_word_tokens
+            or self.no_repeat_ngram > 1
+            or self.repetition_penalty != 1.0
+            or self.presence_penalty != 0.0
+            or self.frequency_penalty != 0.0
+        ))
         put(
             self,
             "truncates",
@@ -232,4 +264,9 @@ class SamplingParams:
     def json_object(self) -> bool:
         """The output is constrained to one JSON object (``json_object`` or ``json_schema``)."""
         return self.response_format in JSON_RESPONSE_FORMATS
+
+    @property
+    def constrained(self) -> bool:
+        """The output is held to a grammar (``json_object``, ``json_schema`` or ``regex``)."""
+        return self.response_format in CONSTRAINED_RESPONSE_FORMATS
 

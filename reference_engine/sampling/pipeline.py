@@ -12,8 +12,9 @@ when its parameter is off:
 5. ``presence_penalty`` / ``frequency_penalty`` (additive, generated tokens only);
 6. ``min_tokens`` (EOS -inf): after every processor that could raise EOS (a +100
    ``logit_bias`` on EOS cannot end the output early);
-7. ``response_format`` (json_object, cheap part): last, so the grammar's bans hold whatever
-   came before; the per-token grammar check is lazy, in ``sample`` (see ``json_object``).
+7. ``response_format`` (the reported part of the grammar's mask): last, so the grammar's bans
+   hold whatever came before; the rest of the grammar check is lazy, in ``sample`` (see
+   ``grammar`` for what the reported logprobs include).
 
 The processors share one copy of the logits, modified in place, and take their history-based
 inputs from the context, which keeps them up to date incrementally (``context``); each gives
@@ -42,8 +43,8 @@ import numpy as np
 import numpy.typing as npt
 
 from .context import SamplingContext
-from .json_object import apply_json_object
-from .logprobs import log_softmax
+from .grammar import apply_grammar
+from .logprobs import log_softmax, sparse_log_softmax
 from .penalties import penalise_repeated
 
 FloatArray = npt.NDArray[np.float64]
@@ -59,6 +60,13 @@ def process_logits(logprobs: FloatArray, ctx: SamplingContext) -> FloatArray:
     num_generated = ctx.num_generated
     if not params.has_logit_processors and num_generated >= params.min_tokens:
         return logprobs
+    state = ctx.grammar_state
+    if params.grammar_only and state is not None and not state.accepting:
+        # Only step 7 changes anything, and only at ids known in advance: the same values as
+        # the general path below, without looking for what changed.
+        out = sparse_log_softmax(logprobs, state.banned)
+        out.flags.writeable = False
+        return out
     x = logprobs.astype(np.float64)  # a copy; the processors below modify it in place
     if params.logit_bias:
         if len(params.logit_bias) <= _FEW:
@@ -89,10 +97,8 @@ def process_logits(logprobs: FloatArray, ctx: SamplingContext) -> FloatArray:
             x[ids] -= amounts
     if num_generated < params.min_tokens and ctx.eos_ids:
         x[ctx.eos_array] = _NEG_INF
-    if ctx.json_constraint is not None and ctx.json_state is not None:
-        x = apply_json_object(
-            x, constraint=ctx.json_constraint, state=ctx.json_state, eos_ids=ctx.eos_ids
-        )
+    if ctx.grammar_state is not None:
+        apply_grammar(x, ctx.grammar_state, ctx.eos_array)
     out = log_softmax(x, base=logprobs)
     out.flags.writeable = False
     return out

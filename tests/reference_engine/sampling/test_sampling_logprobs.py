@@ -54,3 +54,15 @@ def reference(x: np.ndarray, k: int) -> list[tuple[int, float]]:
 def test_top_logprobs_matches_a_full_sort(values: list[float], k: int) -> None:
     x = np.asarray(values)
     assert top_logprobs(x, k) == reference(x, k)
+
+
+def test_the_remembered_normaliser_is_the_computed_one() -> None:
+    """``_scalar_normaliser`` is cached by value; equal keys (0.0 and -0.0 included) must
+    give the bits a fresh computation gives."""
+    from reference_engine.sampling.logprobs import _scalar_normaliser
+
+    for values, base in [((-np.inf,), (-3.25,)), ((0.0, -1.5), (-0.0, -2.0)),
+                         ((-0.0, -1.5), (0.0, -2.0)), ((2.5,), (-np.inf,))]:
+        remembered = _scalar_normaliser(values, base)
+        fresh = _scalar_normaliser.__wrapped__(values, base)
+        assert np.float64(remembered).tobytes() == np.float64(fresh).tobytes()

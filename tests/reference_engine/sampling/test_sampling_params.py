@@ -108,13 +108,13 @@ def test_flags_switch_on_per_processor() -> None:
         {"presence_penalty": 0.1},
         {"frequency_penalty": -0.1},
         {"response_format": "json_object"},
-        {"response_format": "json_schema"},
+        {"response_format": "json_schema", "response_schema": {"type": "object"}},
+        {"response_format": "regex", "response_schema": "[a-c]+"},  # enforced since llguidance
     ):
         assert SamplingParams(**kwargs).has_logit_processors, kwargs
     for kwargs in (
         {"min_tokens": 5},  # step-dependent: process_logits checks it per step
         {"response_format": "text"},
-        {"response_format": "regex"},
     ):
         assert not SamplingParams(**kwargs).has_logit_processors, kwargs
     for kwargs in ({"top_k": 5}, {"top_p": 0.9}, {"min_p": 0.1}):

@@ -18,7 +18,7 @@ from sampling_oracles import (
 from reference_engine.sampling import (
     SamplingContext,
     SamplingParams,
-    apply_json_object,
+    apply_grammar,
     log_softmax,
     process_logits,
 )
@@ -80,8 +80,9 @@ def test_everything_on_equals_the_documented_composition() -> None:
         y, presence_penalty=0.4, frequency_penalty=0.3, generated_ids=generated
     )
     y = apply_min_tokens(y, min_tokens=5, num_generated=5, eos_ids=EOS)
-    assert ctx.json_constraint is not None and ctx.json_state is not None
-    y = apply_json_object(y, constraint=ctx.json_constraint, state=ctx.json_state, eos_ids=EOS)
+    assert ctx.grammar_state is not None
+    y = y.copy()
+    apply_grammar(y, ctx.grammar_state, np.array(sorted(EOS)))
     out = process_logits(x, ctx)
     np.testing.assert_array_equal(out, log_softmax(y, base=x))
     np.testing.assert_allclose(out, log_softmax(y), rtol=1e-12)  # the dense normaliser
@@ -112,16 +113,20 @@ def test_shape_mismatch_is_an_error() -> None:
         process_logits(np.zeros(3), context(SamplingParams()))
 
 
-def test_context_advance_is_immutable_and_tracks_the_json_state() -> None:
+def test_context_advance_is_immutable_and_tracks_the_grammar_state() -> None:
     ctx = context(SamplingParams(response_format="json_object"))
     nxt = ctx.advance(0).advance(2)
     assert ctx.num_generated == 0 and nxt.generated_ids.tolist() == [0, 2]
-    assert ctx.json_state != nxt.json_state
-    assert nxt.json_state == context(ctx.params, [0, 2]).json_state  # replayed on construction
-    assert not nxt.json_complete and nxt.advance(3).advance(4).advance(1).json_complete
+    assert ctx.grammar_state is not nxt.grammar_state
+    replayed = context(ctx.params, [0, 2])  # replayed on construction
+    assert ctx.grammar_state is not None and nxt.grammar_state is not None
+    assert replayed.grammar_state is not None
+    assert (nxt.grammar_state.allowed_mask() == replayed.grammar_state.allowed_mask()).all()
+    assert not (ctx.grammar_state.allowed_mask() == nxt.grammar_state.allowed_mask()).all()
+    assert not nxt.output_complete and nxt.advance(3).advance(4).advance(1).output_complete
     assert nxt.token_filter() is not None
     assert context(SamplingParams()).token_filter() is None
-    with pytest.raises(ValueError, match="not allowed by the json_object grammar"):
+    with pytest.raises(ValueError, match="not allowed by the response_format grammar"):
         ctx.advance(7)
     with pytest.raises(ValueError, match="token_id"):
         ctx.advance(99)

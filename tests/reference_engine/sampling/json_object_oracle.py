@@ -1,4 +1,9 @@
-"""An incremental byte-level recognizer for "one JSON object" (RFC 8259, top level an object).
+"""Test oracle: an incremental byte-level recognizer for "one JSON object" (RFC 8259).
+
+The engine's json_object constraint was this recognizer until llguidance took over; it stays
+here, plainly written, as the definition the llguidance grammar
+(``reference_engine.sampling.response_format.json_object_lark``) is compared with, token by
+token (``test_sampling_grammar``).
 
 Byte-level, not str-level, because tokens are byte strings and one may split a UTF-8
 character. Bytes >= 0x80 are legal only inside strings, and there only as well-formed UTF-8

@@ -1,4 +1,5 @@
-"""The byte-level JSON-object recognizer, checked against json.loads."""
+"""The test oracle for json_object (the byte-level recognizer the engine used before
+llguidance), checked against json.loads: it must be right before it judges the engine."""
 
 from __future__ import annotations
 
@@ -7,8 +8,7 @@ import json
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
-from reference_engine.sampling.json_grammar import INITIAL_STATE, JsonGrammar, is_complete
+from json_object_oracle import INITIAL_STATE, JsonGrammar, is_complete
 
 GRAMMAR = JsonGrammar()
 
