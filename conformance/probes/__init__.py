@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from . import core, errors, friendli, params, text
+from . import core, errors, friendli, params, structured, text
 from .model import Probe, ProbeOutcome, ProbeSession
 
 PROBES: dict[str, Probe] = {
     probe.name: probe
-    for module in (core, text, params, errors, friendli)
+    for module in (core, text, params, errors, friendli, structured)
     for probe in module.PROBES
 }
 

@@ -21,6 +21,7 @@ from . import (  # noqa: F401 - imported for their registrations
     schema,
     sse,
     stop,
+    structured_outputs,
     usage,
 )
 from .base import CATALOG

@@ -161,6 +161,19 @@ class LogitBiasIgnored(_BodyFault):
 
 
 @register
+class ResponseFormatIgnored(_BodyFault):
+    name = "response-format-ignored"
+    description = "FriendliAI's `response_format` is accepted and ignored: the output is free text."
+    breaks = ("json_object output is one JSON object, json_schema output validates, regex "
+              "output matches the pattern.")
+    profiles = FRIENDLI
+
+    def alter_body(self, body: Body, ctx: FaultContext) -> Body:
+        body.pop("response_format", None)
+        return body
+
+
+@register
 class LogprobsZeroOff(_BodyFault):
     name = "logprobs-zero-off"
     description = "`logprobs: 0` is treated as off: logprobs come back null."

@@ -8,6 +8,7 @@ keeps the two tables complete as faults are added.
 from __future__ import annotations
 
 import json
+import re
 import time
 from typing import Any
 
@@ -204,6 +205,17 @@ def _(live: LiveServer) -> None:
     clean, faulty = both(live, "logit-bias-ignored", payload)
     assert clean.json()["choices"][0]["text"] != first
     assert faulty.json()["choices"][0]["text"] == first
+
+
+@scenario("response-format-ignored")
+def _(live: LiveServer) -> None:
+    payload = {"model": MODEL, "prompt": "A list is", "max_tokens": 12, "temperature": 0,
+               "response_format": {"type": "regex", "schema": "[a-c]{2,4}-[0-9]{1,3}"}}
+    clean, faulty = both(live, "response-format-ignored", payload, FRIENDLI)
+    assert re.fullmatch("[a-c]{2,4}-[0-9]{1,3}", clean.json()["choices"][0]["text"])
+    plain = send(live, None, {k: v for k, v in payload.items() if k != "response_format"},
+                 FRIENDLI)
+    assert faulty.json()["choices"][0]["text"] == plain.json()["choices"][0]["text"]
 
 
 @scenario("token-prompt-rejected")
