@@ -129,10 +129,29 @@ def servable(body: dict[str, JSON], profile: spec.Profile, *, model: str,
         }
     for name in MODEL_DEPENDENT:
         body.pop(name, None)
+    if isinstance(body.get("response_format"), dict):
+        body["response_format"] = enforceable_format(body["response_format"])
     if body.get("forced_output_tokens") and body.get("response_format") is not None:
         # forced tokens must themselves fit the format; whether they do depends on the vocabulary
         body.pop("response_format")
     return _meet_cross_field_rules(body, profile.name)
+
+
+ENFORCEABLE: dict[str, dict[str, JSON]] = {
+    "json_schema": {"type": "json_schema", "json_schema": {"schema": {"type": "object"}}},
+    "regex": {"type": "regex", "schema": "[a-z]{1,8}"},
+}
+"""What a valid ``json_schema`` / ``regex`` response_format becomes when servable: a schema
+valid in JSON Schema's terms may still be one a server cannot enforce (a regex that does not
+compile, keywords its grammar compiler lacks), and refusing it is right."""
+
+
+def enforceable_format(response_format: dict[str, JSON]) -> dict[str, JSON]:
+    """``response_format`` with a schema or pattern any server can enforce (:data:`ENFORCEABLE`)."""
+    kind = response_format.get("type")
+    if isinstance(kind, str) and kind in ENFORCEABLE:
+        return copy.deepcopy(ENFORCEABLE[kind])
+    return response_format
 
 
 UNCLAIMED_FIELDS = {

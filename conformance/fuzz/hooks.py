@@ -1,7 +1,7 @@
 """The schemathesis hooks of a fuzz run: bound every request, and judge what was sent.
 
-``map_case`` runs on every case (generated ones, and the examples phase's through
-``before_add_examples``, which schemathesis calls instead): it
+``map_case`` runs on every generated case (the examples phase's get the run's model and no
+routing headers from ``before_add_examples``, and are otherwise sent as written): it
 drops generated values of the headers that route a request (``X-Friendli-Team``, the user's
 ``--header`` names), caps generation (:func:`~conformance.fuzz.bodies.cap`) whatever the case,
 and makes valid bodies servable (:func:`~conformance.fuzz.bodies.servable`), so a live endpoint
@@ -111,10 +111,22 @@ def map_case(context: schemathesis.HookContext, case: schemathesis.Case) -> sche
 
 def before_add_examples(context: schemathesis.HookContext,
                         examples: list[schemathesis.Case]) -> None:
-    """The examples phase's cases go through :func:`map_case` too: schemathesis applies
-    ``map_case`` to generated cases only, so the document's examples reached the server as
-    written (uncapped, naming the document's model rather than the run's)."""
-    examples[:] = [map_case(context, case) for case in examples]
+    """The examples phase's cases (schemathesis applies ``map_case`` to generated cases only):
+    routing headers dropped and the run's model named, everything else sent as the document
+    writes it. An example is the contract's own request, valid or deliberately not (the
+    ``stream_options`` one without ``stream`` is how ERRORS-004 meets an ignored cross-field
+    rule), so it is not repaired or capped; the document's examples are small."""
+    for case in examples:
+        run = run_of(case)
+        if run is None:
+            continue
+        routing = _routing_headers(run)
+        for name in [name for name in case.headers or {} if name.lower() in routing]:
+            del case.headers[name]
+        body = case.body
+        if (run.operations.get(case.operation.label) == "completions" and isinstance(body, dict)
+                and isinstance(body.get("model"), str)):
+            case.body = cast(Any, {**body, "model": run.settings.model})
 
 
 def _only_the_body_is_negative(case: schemathesis.Case) -> bool:
