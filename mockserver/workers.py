@@ -24,6 +24,7 @@ from typing import Any, Literal
 
 from aiohttp import web
 
+from . import heap
 from .app import create_app
 from .config import MockConfig
 from .logs import quiet_protocol_noise
@@ -165,4 +166,5 @@ async def worker_runner(config: MockConfig) -> web.AppRunner:
     ``accesslog: None``) and the mock's requests went unlogged with ``--workers N``.
     """
     quiet_protocol_noise()
+    heap.fix_mmap_threshold()
     return web.AppRunner(create_app(config), handle_signals=False, **runner_options(config))

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import platform
 import socket
 import threading
 import time
@@ -18,7 +19,7 @@ from typing import Any
 import pytest
 from mock_live import ENGINE, MODEL, LiveServer
 
-from mockserver import sse
+from mockserver import heap, sse
 from mockserver.http import work
 from mockserver.http.cache import MAX_ENTRY_UNITS, ResultCache, completion_units
 from mockserver.http.offload import Offload, Stopped
@@ -343,3 +344,10 @@ def test_a_large_deterministic_answer_is_not_kept_but_a_large_request_with_a_sma
         for sent in (body, again):
             assert server.post("/v1/completions", sent, timeout=WAIT * 3).status == 200
     assert cache.hits - hits == 1  # the short one's repeat; the echo answer was too large to keep
+
+
+@pytest.mark.skipif(platform.libc_ver()[0] != "glibc", reason="a glibc setting")
+def test_the_serving_process_fixes_glibcs_mmap_threshold() -> None:
+    """So large answers' buffers go back to the OS when freed (``mockserver/heap.py``)."""
+    assert heap.fix_mmap_threshold()
+    heap.trim()
