@@ -306,7 +306,7 @@ async def _stream(request: web.Request, state: RequestState, params: dict[str, J
     response = await send_stream(request, frames, headers=headers, faults=state.faults,
                                  ctx=state.ctx, latency=latency,
                                  close=getattr(source, "close", _nothing),
-                                 off_loop=_batches(request) if large and plain else None)
+                                 off_loop=_batches(request) if large else None)
     _charge(request, state.admission, sum(usage))
     return response
 
@@ -314,7 +314,8 @@ async def _stream(request: web.Request, state: RequestState, params: dict[str, J
 def _batches(request: web.Request) -> OffLoop:
     """How ``send_stream`` draws events on the engine's threads, within the request's budget."""
 
-    async def run(job: Callable[[threading.Event], list[bytes]]) -> list[bytes]:
+    async def run(job: Callable[[threading.Event], list[sse.Frame | bytes]],
+                  ) -> list[sse.Frame | bytes]:
         return await _off_loop(request, job)
 
     return run

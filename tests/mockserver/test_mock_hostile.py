@@ -13,21 +13,23 @@ import platform
 import socket
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
 from mock_live import ENGINE, MODEL, LiveServer
 
-from mockserver import heap, sse
+from mockserver import MockConfig, create_app, heap, sse
 from mockserver.http import work
 from mockserver.http.cache import MAX_ENTRY_UNITS, ResultCache, completion_units
 from mockserver.http.offload import Offload, Stopped
 from mockserver.http.render import complete_rendered, render_by_choice
 from mockserver.http.state import CACHE, OFFLOAD
 from mockserver.wire import Identity, completion_body
+from reference_engine import Engine
 from reference_engine.errors import ContextLengthError
 from reference_engine.request import GenerationRequest
+from reference_engine.results import Event
 from reference_engine.sampling import SamplingParams
 
 WAIT = 20.0
@@ -351,3 +353,41 @@ def test_the_serving_process_fixes_glibcs_mmap_threshold() -> None:
     """So large answers' buffers go back to the OS when freed (``mockserver/heap.py``)."""
     assert heap.fix_mmap_threshold()
     heap.trim()
+
+
+class _ThreadSpy(Engine):
+    """The engine, noting which thread draws each stream event."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.threads: set[str] = set()
+
+    def stream(self, request: GenerationRequest) -> Iterator[Event]:  # type: ignore[override]
+        events = super().stream(request)
+
+        def spied() -> Iterator[Event]:
+            for event in events:
+                self.threads.add(threading.current_thread().name)
+                yield event
+
+        return spied()
+
+
+def test_a_large_stream_with_faults_and_latency_is_drawn_off_the_loop() -> None:
+    """Latency and chunk faults bent the stream on the loop before: each event of a large
+    request (echo scoring) was drawn there. Same texts as unbent, every event on a thread."""
+    spy = _ThreadSpy()
+    body = {"model": MODEL, "prompt": ["The Python language"] * 20, "max_tokens": 3,
+            "seed": 3, "echo": True, "logprobs": 1, "stream": True}
+    with LiveServer(app=create_app(MockConfig(itl_ms=1.0), engine=spy)) as live:
+        plain = live.post("/v1/completions", {**body, "stream": False}).json()
+        spy.threads.clear()
+        bent = live.post("/v1/completions", body, headers={"X-Mock-Fault": "created-changes"},
+                         timeout=WAIT)
+    texts = [""] * len(plain["choices"])
+    for chunk in bent.chunks()[:-1]:
+        for choice in chunk["choices"]:
+            texts[choice["index"]] += choice["text"]
+    assert texts == [choice["text"] for choice in plain["choices"]]
+    assert bent.events()[-1] == "[DONE]"
+    assert spy.threads and all(name.startswith("mock-engine") for name in spy.threads)
