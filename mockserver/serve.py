@@ -11,6 +11,7 @@ from typing import Any
 
 from aiohttp import web
 
+from . import heap
 from .app import create_app
 from .config import MockConfig
 from .logs import ACCESS_LOGGER, AccessLog, quiet_protocol_noise
@@ -78,6 +79,7 @@ async def serve(
     SIGTERM; over TLS with ``ssl_context``, else with ``config``'s ``--tls-cert``."""
     context = ssl_context if ssl_context is not None else tls_context(config)
     quiet_protocol_noise()
+    heap.fix_mmap_threshold()
     runner = web.AppRunner(app if app is not None else create_app(config),
                            handle_signals=False, **runner_options(config))
     await runner.setup()

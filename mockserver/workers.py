@@ -1,11 +1,14 @@
 """Scale-out: N worker processes sharing one port.
 
 With gunicorn installed (the optional extra ``workers``) the workers are gunicorn's, running
-``aiohttp.GunicornWebWorker``. Without it, the parent forks N children that each bind the port
-with ``SO_REUSEPORT`` (Linux), so the kernel spreads connections over them; the parent keeps a
-bound (not listening) socket to hold the port, reports readiness once every child listens, and
-forwards SIGINT / SIGTERM. The mock keeps no state between requests except its rate-limit
-buckets, which are per process (see ``mockserver/README.md``).
+``aiohttp.GunicornWebWorker``; each builds its own ``AppRunner`` with the single-process
+settings (``serve.runner_options``), so its access log is the mock's structured one
+(``logs.AccessLog``, text or JSON as ``--log-format`` says), not gunicorn's. Without it, the
+parent forks N children that each bind the port with ``SO_REUSEPORT`` (Linux), so the kernel
+spreads connections over them; the parent keeps a bound (not listening) socket to hold the
+port, reports readiness once every child listens, and forwards SIGINT / SIGTERM. The mock
+keeps no state between requests except its rate-limit buckets, which are per process (see
+``mockserver/README.md``).
 """
 
 from __future__ import annotations
@@ -19,8 +22,13 @@ import sys
 from collections.abc import Callable
 from typing import Any, Literal
 
+from aiohttp import web
+
+from . import heap
+from .app import create_app
 from .config import MockConfig
-from .serve import ready_line, reuseport_socket, serve
+from .logs import quiet_protocol_noise
+from .serve import ready_line, reuseport_socket, runner_options, serve
 
 Backend = Literal["auto", "gunicorn", "fork"]
 READY_TIMEOUT = 60.0
@@ -118,8 +126,6 @@ def _child(config: MockConfig, port: int, ready_fd: int) -> None:
 def _run_gunicorn(config: MockConfig, announce: Callable[[str], None]) -> int:
     from gunicorn.app.base import BaseApplication
 
-    from .app import create_app
-
     def when_ready(server: Any) -> None:
         host, port = server.LISTENERS[0].sock.getsockname()[:2]
         announce(ready_line(str(host), int(port)))
@@ -131,8 +137,9 @@ def _run_gunicorn(config: MockConfig, announce: Callable[[str], None]) -> int:
                 else f"{config.host}:{config.port}",
                 "workers": config.workers,
                 "worker_class": "aiohttp.GunicornWebWorker",
-                "accesslog": None,
-                # --idle-timeout, as aiohttp's keepalive_timeout (gunicorn takes whole seconds)
+                "accesslog": None,  # the runner logs access itself (``worker_runner``)
+                # --idle-timeout for gunicorn's own bookkeeping (it takes whole seconds); the
+                # runner applies the exact value
                 "keepalive": max(1, math.ceil(config.idle_timeout)),
                 "graceful_timeout": 5,
                 "when_ready": when_ready,
@@ -142,7 +149,22 @@ def _run_gunicorn(config: MockConfig, announce: Callable[[str], None]) -> int:
                 self.cfg.set(key, value)
 
         def load(self) -> Any:
-            return create_app(config)
+            async def factory() -> web.AppRunner:  # the worker wants a coroutine function
+                return await worker_runner(config)
+
+            return factory
 
     MockApplication().run()
     return 0
+
+
+async def worker_runner(config: MockConfig) -> web.AppRunner:
+    """A gunicorn worker's runner, set up as ``serve`` sets up its own.
+
+    ``GunicornWebWorker`` accepts an async factory returning an ``AppRunner`` and then uses
+    it as given; left to build its own, it passes gunicorn's access logger (or none:
+    ``accesslog: None``) and the mock's requests went unlogged with ``--workers N``.
+    """
+    quiet_protocol_noise()
+    heap.fix_mmap_threshold()
+    return web.AppRunner(create_app(config), handle_signals=False, **runner_options(config))

@@ -23,11 +23,14 @@ from collections import OrderedDict
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
-from reference_engine.results import Completion, Event, UsageEvent
+from reference_engine.results import Choice, Completion, Event, LogprobEntry, UsageEvent
 from spec import JSON
 
 MAX_EVENTS_PER_ENTRY = 4096
 """Longer streams are not kept: a few huge entries must not crowd out many small ones."""
+MAX_ENTRY_UNITS = 256 * 1024
+"""Nor results larger than this in :func:`choice_units` (about bytes): the LRU is sized in
+entries, and 4096 echo-scoring results of 29 MB each would be no cache but a leak."""
 
 MAX_ANSWER_BODY_BYTES = 64 * 1024
 """Longer request bodies are not kept as answer keys (nor answers over 256 KiB)."""
@@ -102,12 +105,17 @@ class ResultCache:
         while len(self._items) > self.entries:
             self._items.popitem(last=False)
 
+    def has_completion(self, key: CacheKey | None) -> bool:
+        """Whether ``completion(key)`` would hit (without counting a hit)."""
+        return key is not None and ("complete", key) in self._items
+
     def completion(self, key: CacheKey | None) -> Completion | None:
         value = self._get("complete", key)
         return value if isinstance(value, Completion) else None
 
     def keep_completion(self, key: CacheKey | None, completion: Completion) -> None:
-        if key is not None:
+        """Keep ``completion`` unless it is larger than :data:`MAX_ENTRY_UNITS`."""
+        if key is not None and completion_units(completion) <= MAX_ENTRY_UNITS:
             self._put("complete", key, completion)
 
     def events(self, key: CacheKey | None) -> tuple[Event, ...] | None:
@@ -119,10 +127,36 @@ class ResultCache:
         if key is None:
             yield from events
             return
-        seen: list[Event] = []
+        seen: list[Event] | None = []
+        size = 0
         for event in events:
-            if len(seen) <= MAX_EVENTS_PER_ENTRY:
+            if seen is not None:
+                size += event_units(event)
+                seen = seen if len(seen) < MAX_EVENTS_PER_ENTRY and size <= MAX_ENTRY_UNITS \
+                    else None
+            if seen is not None:
                 seen.append(event)
             yield event
-            if isinstance(event, UsageEvent) and len(seen) <= MAX_EVENTS_PER_ENTRY:
+            if isinstance(event, UsageEvent) and seen is not None:
                 self._put("stream", key, tuple(seen))
+
+
+def choice_units(choice: Choice) -> int:
+    """About the bytes a choice holds: its text, and per logprob entry its token, number
+    and top alternatives (what makes echo scoring results huge)."""
+    return len(choice.text) + _logprob_units(choice.logprobs or ())
+
+
+def completion_units(completion: Completion) -> int:
+    return sum(choice_units(choice) for choice in completion.choices)
+
+
+def event_units(event: Event) -> int:
+    """:func:`choice_units` for one stream event."""
+    if isinstance(event, UsageEvent):
+        return 0
+    return len(event.text) + _logprob_units(event.logprobs)
+
+
+def _logprob_units(entries: tuple[LogprobEntry, ...]) -> int:
+    return sum(48 + len(entry.token) + 40 * len(entry.top or ()) for entry in entries)

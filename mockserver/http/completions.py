@@ -20,7 +20,8 @@ from typing import TypeVar
 from aiohttp import web
 
 from reference_engine.errors import InvalidRequestError
-from reference_engine.results import Completion, Event, UsageEvent
+from reference_engine.request import GenerationRequest
+from reference_engine.results import Completion, Event, Usage, UsageEvent
 from spec import JSON
 
 from .. import sse
@@ -37,10 +38,10 @@ from ..wire import (
 )
 from . import work
 from .body import parse_json, read_body
-from .cache import Answer, AnswerKey, CacheKey
+from .cache import MAX_ENTRY_UNITS, Answer, AnswerKey, CacheKey
 from .prompt_size import check_prompt_chars
 from .ratelimit import Admission
-from .render import render_by_choice
+from .render import complete_rendered, render_by_choice
 from .state import (
     CACHE,
     CHAOS,
@@ -145,7 +146,57 @@ async def _complete(request: web.Request, state: RequestState, params: dict[str,
                     key: CacheKey | None, identity: Identity,
                     options: WireOptions, *, large: bool = False,
                     answer_key: AnswerKey | None = None) -> web.StreamResponse:
-    completion = await _completion(request, state, params, key, large=large)
+    rendered = await _rendered(request, state, params, key, identity, options, large=large)
+    if rendered is not None:
+        encoded, usage = rendered
+    else:
+        encoded, usage = await _render(request, state, identity, options, await _completion(
+            request, state, params, key, large=large))
+    delay = request.app[LATENCY].whole(usage.completion_tokens)
+    if delay > 0:
+        await asyncio.sleep(delay)
+    _charge(request, state.admission, usage.prompt_tokens + usage.completion_tokens)
+    headers = state.faults.alter_headers({"Content-Type": JSON_TYPE}, state.ctx)
+    if answer_key is not None:
+        prefix = identity_prefix(identity, profile=state.route.profile)
+        if encoded.startswith(prefix):
+            request.app[CACHE].keep_answer(
+                answer_key, Answer(encoded[len(prefix):], usage.completion_tokens))
+    if len(encoded) > PIECEWISE_BYTES:
+        return await _send_in_pieces(request, encoded, headers)
+    return web.Response(body=encoded, headers=headers)
+
+
+async def _rendered(request: web.Request, state: RequestState, params: dict[str, JSON],
+                    key: CacheKey | None, identity: Identity, options: WireOptions, *,
+                    large: bool) -> tuple[bytes, Usage] | None:
+    """A large request that no fault touches, generated and rendered prompt by prompt on the
+    engine's threads (``render.complete_rendered``); None for the usual path (small, faulted,
+    or in the result cache)."""
+    cache, engine, profile = request.app[CACHE], request.app[ENGINE], state.route.profile
+    if state.faults or cache.has_completion(key):
+        return None
+    generation: GenerationRequest | None = None
+    if not large:
+        generation = build_request(params, profile=profile)
+        if not work.off_loop(generation, engine):
+            return None
+
+    def job(stop: threading.Event) -> tuple[bytes, Usage, Completion | None]:
+        built = generation if generation is not None else build_request(params, profile=profile)
+        return complete_rendered(engine, built, stop, identity, profile=profile,
+                                 suffix=options.suffix,
+                                 keep_units=MAX_ENTRY_UNITS if key is not None else 0)
+
+    encoded, usage, whole = await _off_loop(request, job)
+    if whole is not None:
+        cache.keep_completion(key, whole)
+    return encoded, usage
+
+
+async def _render(request: web.Request, state: RequestState, identity: Identity,
+                  options: WireOptions, completion: Completion) -> tuple[bytes, Usage]:
+    """``completion``'s body, through the ``payload`` faults; on a thread when it is large."""
     heavy = heavy_answer(completion)
 
     def render(stop: object = None) -> bytes:
@@ -159,20 +210,7 @@ async def _complete(request: web.Request, state: RequestState, params: dict[str,
         return encode(body if altered is None else altered)
 
     encoded = await _off_loop(request, render) if heavy else render()
-    delay = request.app[LATENCY].whole(completion.usage.completion_tokens)
-    if delay > 0:
-        await asyncio.sleep(delay)
-    _charge(request, state.admission, completion.usage.prompt_tokens
-            + completion.usage.completion_tokens)
-    headers = state.faults.alter_headers({"Content-Type": JSON_TYPE}, state.ctx)
-    if answer_key is not None:
-        prefix = identity_prefix(identity, profile=state.route.profile)
-        if encoded.startswith(prefix):
-            request.app[CACHE].keep_answer(
-                answer_key, Answer(encoded[len(prefix):], completion.usage.completion_tokens))
-    if len(encoded) > PIECEWISE_BYTES:
-        return await _send_in_pieces(request, encoded, headers)
-    return web.Response(body=encoded, headers=headers)
+    return encoded, completion.usage
 
 
 async def _send_in_pieces(request: web.Request, encoded: bytes,
@@ -268,7 +306,7 @@ async def _stream(request: web.Request, state: RequestState, params: dict[str, J
     response = await send_stream(request, frames, headers=headers, faults=state.faults,
                                  ctx=state.ctx, latency=latency,
                                  close=getattr(source, "close", _nothing),
-                                 off_loop=_batches(request) if large and plain else None)
+                                 off_loop=_batches(request) if large else None)
     _charge(request, state.admission, sum(usage))
     return response
 
@@ -276,7 +314,8 @@ async def _stream(request: web.Request, state: RequestState, params: dict[str, J
 def _batches(request: web.Request) -> OffLoop:
     """How ``send_stream`` draws events on the engine's threads, within the request's budget."""
 
-    async def run(job: Callable[[threading.Event], list[bytes]]) -> list[bytes]:
+    async def run(job: Callable[[threading.Event], list[sse.Frame | bytes]],
+                  ) -> list[sse.Frame | bytes]:
         return await _off_loop(request, job)
 
     return run

@@ -14,8 +14,6 @@ work (prompts, stream events); :meth:`Offload.run` sets it when
 from __future__ import annotations
 
 import asyncio
-import ctypes
-import ctypes.util
 import gc
 import threading
 from collections.abc import Callable
@@ -24,6 +22,7 @@ from typing import Any, TypeVar
 
 from aiohttp import web
 
+from .. import heap
 from ..errors import ApiError
 
 T = TypeVar("T")
@@ -38,23 +37,10 @@ trimmed (glibc ``malloc_trim``): the millions of small objects of an echo-scorin
 leave freed memory in per-thread malloc arenas that is otherwise never returned to the OS."""
 
 
-def _malloc_trim() -> Callable[[int], int] | None:
-    name = ctypes.util.find_library("c")
-    try:
-        trim = ctypes.CDLL(name).malloc_trim if name else None
-    except (OSError, AttributeError):
-        return None
-    return trim  # type: ignore[no-any-return]
-
-
-_MALLOC_TRIM = _malloc_trim()
-
-
 def _release_memory() -> None:
     """Collect what the job left in cycles (GC was off while it ran), then trim the C heap."""
     gc.collect()
-    if _MALLOC_TRIM is not None:
-        _MALLOC_TRIM(0)
+    heap.trim()
 
 
 class Stopped(Exception):

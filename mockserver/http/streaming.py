@@ -26,7 +26,8 @@ from .latency import Latency
 from .offload import check
 
 log = logging.getLogger("mockserver")
-OffLoop = Callable[[Callable[[threading.Event], list[bytes]]], Awaitable[list[bytes]]]
+OffLoop = Callable[[Callable[[threading.Event], list[Frame | bytes]]],
+                   Awaitable[list[Frame | bytes]]]
 """``run(job)``: ``job(stop)`` on a worker thread, within the request's budget."""
 YIELD_EVERY = 4
 """Without simulated latency, give other requests the event loop every this many events."""
@@ -58,9 +59,11 @@ async def send_stream(
 ) -> web.StreamResponse:
     """Write ``frames`` as they come; ``close`` stops the engine (always called).
 
-    ``frames`` may be plain bytes (one event each) when no fault and no latency applies; then
+    ``frames`` may be plain bytes (one event each) when no fault and no latency applies.
     ``off_loop``, if given, draws them on the engine's threads (a large request: echo scoring
-    and long prompts make single events expensive).
+    and long prompts make single events expensive), ``YIELD_EVERY`` at a time, with the
+    chunk and frame faults that bend them; latency and writer faults still act on the loop,
+    event by event, as they do for a small request.
     """
     response = web.StreamResponse(status=200, headers=headers)
     # Writer faults count writes and bytes, so they get one write per event.
@@ -69,7 +72,7 @@ async def send_stream(
     try:
         await response.prepare(request)
         if off_loop is not None:
-            await _pump_off_loop(frames, write, off_loop)  # type: ignore[arg-type]
+            await _pump_off_loop(frames, write, latency, off_loop, coalesce=coalesce)
         else:
             await _pump(frames, write, latency, coalesce=coalesce)
     except ConnectionError:  # the client left (ClientConnectionResetError is one)
@@ -99,8 +102,9 @@ async def send_stream(
 
 
 async def _pump(frames: Iterator[Frame | bytes], write: Write, latency: Latency, *,
-                coalesce: bool) -> None:
-    """Send each event as the engine produces it.
+                coalesce: bool, first: bool = True) -> bool:
+    """Send each event as the engine produces it; returns whether the first token is still
+    to come (so batches drawn off the loop continue where the last one ended).
 
     With simulated latency, every token event is written right after its delay. Without
     it, events produced back to back (at most ``YIELD_EVERY``, a few hundred microseconds of
@@ -108,7 +112,6 @@ async def _pump(frames: Iterator[Frame | bytes], write: Write, latency: Latency,
     one send per token would cost more than generating the token.
     """
     pending: list[bytes] = []
-    first = True
     for count, frame in enumerate(frames, start=1):
         if isinstance(frame, bytes):  # a plain event: no latency, no writer fault
             pending.append(frame)
@@ -136,19 +139,23 @@ async def _pump(frames: Iterator[Frame | bytes], write: Write, latency: Latency,
                 await asyncio.sleep(0)
     if pending:
         await write(b"".join(pending))
+    return first
 
 
-async def _pump_off_loop(frames: Iterator[bytes], write: Write, off_loop: OffLoop) -> None:
-    """Draw ``YIELD_EVERY`` events at a time on a worker thread, and write each batch."""
+async def _pump_off_loop(frames: Iterator[Frame | bytes], write: Write, latency: Latency,
+                         off_loop: OffLoop, *, coalesce: bool) -> None:
+    """Draw ``YIELD_EVERY`` events at a time on a worker thread, and send each batch as
+    :func:`_pump` sends events (the same writes, delays and fault hooks)."""
+    first = True
     while True:
         batch = await off_loop(lambda stop: _take(frames, stop))
         if not batch:
             return
-        await write(b"".join(batch))
+        first = await _pump(iter(batch), write, latency, coalesce=coalesce, first=first)
 
 
-def _take(frames: Iterator[bytes], stop: threading.Event) -> list[bytes]:
-    batch: list[bytes] = []
+def _take(frames: Iterator[Frame | bytes], stop: threading.Event) -> list[Frame | bytes]:
+    batch: list[Frame | bytes] = []
     while len(batch) < YIELD_EVERY:
         check(stop)
         frame = next(frames, None)

@@ -17,7 +17,7 @@ from dataclasses import replace
 
 from reference_engine import Engine
 from reference_engine.errors import ContextLengthError
-from reference_engine.request import GenerationRequest
+from reference_engine.request import GenerationRequest, PromptInput
 from reference_engine.results import Choice, Completion, Usage
 
 from .offload import check
@@ -53,20 +53,41 @@ def complete(engine: Engine, generation: GenerationRequest, stop: threading.Even
     if len(generation.prompts) == 1:
         return engine.complete(generation)
     seed = generation.seed
-    if seed is None:  # the engine draws one seed per candidate k, shared by every prompt
-        seed = tuple(_seeds.getrandbits(63) for _ in range(generation.candidates))
+    if seed is None:
+        seed = shared_seeds(generation)
     choices: list[Choice] = []
     prompt_tokens = 0
     for p, prompt in enumerate(generation.prompts):
         check(stop)
-        try:
-            part = engine.complete(replace(generation, prompts=(prompt,), seed=seed))
-        except ContextLengthError as error:
-            raise _renumbered(error, p) from None
-        choices.extend(replace(c, index=p * generation.n + c.index) for c in part.choices)
+        part = complete_one(engine, generation, p, prompt, seed)
+        choices.extend(part.choices)
         prompt_tokens += part.usage.prompt_tokens
     usage = Usage(prompt_tokens, sum(c.completion_tokens for c in choices))
     return Completion(tuple(choices), usage)
+
+
+def shared_seeds(generation: GenerationRequest) -> int | tuple[int, ...]:
+    """Seeds for a request without one, drawn once and shared by every prompt: the engine
+    draws one per candidate k. A seed list must hold one per *choice* (``n``), so with
+    ``best_of`` > ``n`` the shared seed is an int (candidate k gets ``seed + k``): a list of
+    ``best_of`` seeds was refused as a 400, one of ``n`` fails inside the engine."""
+    if generation.candidates != generation.n:
+        return _seeds.getrandbits(62)
+    return tuple(_seeds.getrandbits(63) for _ in range(generation.candidates))
+
+
+def complete_one(engine: Engine, generation: GenerationRequest, p: int, prompt: PromptInput,
+                 seed: int | tuple[int, ...] | None) -> Completion:
+    """Prompt ``p`` of ``generation`` alone, its choices numbered as in the whole answer
+    (``p * n + k``) and its errors naming prompt ``p``."""
+    try:
+        part = engine.complete(replace(generation, prompts=(prompt,), seed=seed))
+    except ContextLengthError as error:
+        raise _renumbered(error, p) from None
+    if p == 0:
+        return part
+    choices = tuple(replace(c, index=p * generation.n + c.index) for c in part.choices)
+    return Completion(choices, part.usage)
 
 
 def _renumbered(error: ContextLengthError, index: int) -> ContextLengthError:

@@ -125,6 +125,33 @@ def test_json_logs_are_one_object_per_line() -> None:
     assert any(r["level"] == "WARNING" and "malformed" in r.get("message", "") for r in records)
 
 
+@pytest.mark.parametrize("log_format", ["text", "json"])
+@pytest.mark.parametrize("backend", [
+    "fork",
+    pytest.param("gunicorn", marks=pytest.mark.skipif(
+        not gunicorn_available(), reason="gunicorn is not installed")),
+])
+def test_workers_write_one_access_line_per_request(backend: str, log_format: str) -> None:
+    with running("--workers", "2", "--worker-backend", backend, "--log-level", "INFO",
+                 "--log-format", log_format) as (port, process, stderr):
+        for _ in range(3):
+            assert _get(port, "/health") == 200
+        assert _post(port, {"model": MODEL, "prompt": "Hi", "max_tokens": 2}) == 200
+        _stop(process)
+        log = _read(stderr)
+    if log_format == "json":
+        records = [json.loads(line) for line in log.splitlines() if line.startswith("{")]
+        access = [r for r in records if r.get("logger") == "mockserver.access"]
+        assert [r["path"] for r in access].count("/health") == 3, log
+        posted = [r for r in access if r["path"] == "/v1/completions"]
+        assert len(posted) == 1 and posted[0]["status"] == 200 and posted[0]["bytes"] > 0
+    else:
+        access = [line for line in log.splitlines() if "mockserver.access" in line]
+        assert sum("path=/health status=200" in line for line in access) == 3, log
+        assert sum("method=POST path=/v1/completions status=200" in line
+                   for line in access) == 1, log
+
+
 def test_the_default_level_logs_nothing_for_clean_and_careless_clients() -> None:
     with running() as (port, process, stderr):
         _hostile(port)

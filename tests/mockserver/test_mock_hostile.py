@@ -9,23 +9,27 @@ from __future__ import annotations
 
 import gzip
 import json
+import platform
 import socket
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
 from mock_live import ENGINE, MODEL, LiveServer
 
-from mockserver import sse
+from mockserver import MockConfig, create_app, heap, sse
 from mockserver.http import work
-from mockserver.http.offload import Offload
-from mockserver.http.render import render_by_choice
-from mockserver.http.state import OFFLOAD
+from mockserver.http.cache import MAX_ENTRY_UNITS, ResultCache, completion_units
+from mockserver.http.offload import Offload, Stopped
+from mockserver.http.render import complete_rendered, render_by_choice
+from mockserver.http.state import CACHE, OFFLOAD
 from mockserver.wire import Identity, completion_body
+from reference_engine import Engine
 from reference_engine.errors import ContextLengthError
 from reference_engine.request import GenerationRequest
+from reference_engine.results import Event
 from reference_engine.sampling import SamplingParams
 
 WAIT = 20.0
@@ -226,6 +230,14 @@ def test_unseeded_prompts_share_their_seeds_as_in_the_single_call() -> None:
     assert [c.text for c in choices[:2]] == [c.text for c in choices[4:6]]
 
 
+def test_unseeded_prompts_with_best_of_get_their_answer() -> None:
+    """best_of > n without a seed: the shared seeds must fit the engine's seed rules."""
+    generation = _request(prompts=("Hello",) * 3, n=2, best_of=3)
+    completion = work.complete(ENGINE, generation, threading.Event())
+    assert [c.index for c in completion.choices] == list(range(6))
+    assert [c.text for c in completion.choices[:2]] == [c.text for c in completion.choices[2:4]]
+
+
 @pytest.mark.parametrize("choices", [0, 1, 3])
 def test_encoding_by_choice_gives_the_same_bytes(choices: int) -> None:
     body = {"id": "cmpl-1", "object": "text_completion", "created": 1, "model": MODEL,
@@ -271,3 +283,111 @@ def test_rendering_by_choice_gives_the_same_bytes(profile: str, suffix: str | No
     identity = Identity.new(model=MODEL, system_fingerprint="fp" if profile == "openai" else None)
     whole = sse.encode_json(completion_body(completion, identity, profile=profile, suffix=suffix))
     assert render_by_choice(completion, identity, profile=profile, suffix=suffix) == whole
+
+
+@pytest.mark.parametrize("profile", ["openai", "friendli"])
+@pytest.mark.parametrize("fields", [
+    {"seed": 3, "n": 2, "echo": True, "logprobs": 2},
+    {"seed": 11, "n": 2, "best_of": 3},
+    {"sampling": SamplingParams(temperature=0.0), "max_tokens": 0, "echo": True, "logprobs": 1,
+     "seed": 1},
+])
+def test_rendering_prompt_by_prompt_gives_the_same_bytes(profile: str,
+                                                         fields: dict[str, Any]) -> None:
+    generation = _request(**fields)
+    identity = Identity.new(model=MODEL, system_fingerprint="fp" if profile == "openai" else None)
+    completion = ENGINE.complete(generation)
+    whole = sse.encode_json(completion_body(completion, identity, profile=profile, suffix=" E"))
+    encoded, usage, kept = complete_rendered(ENGINE, generation, threading.Event(), identity,
+                                             profile=profile, suffix=" E", keep_units=1 << 30)
+    assert encoded == whole and usage == completion.usage and kept == completion
+    _, _, refused = complete_rendered(ENGINE, generation, threading.Event(), identity,
+                                      profile=profile, suffix=" E", keep_units=10)
+    assert refused is None  # larger than the cache keeps: never assembled
+
+
+def test_rendering_prompt_by_prompt_stops_when_told() -> None:
+    stop = threading.Event()
+    stop.set()
+    with pytest.raises(Stopped):
+        complete_rendered(ENGINE, _request(seed=1), stop, Identity.new(model=MODEL),
+                          profile="openai", suffix=None)
+
+
+def test_the_result_cache_refuses_results_over_its_byte_bound() -> None:
+    cache = ResultCache(entries=16)
+    small = ENGINE.complete(_request(seed=1, prompts=("Hi",), max_tokens=2))
+    huge = ENGINE.complete(_request(seed=1, prompts=(" ".join(["word"] * 1000),) * 8,
+                                    max_tokens=0, echo=True, logprobs=5))
+    assert completion_units(small) <= MAX_ENTRY_UNITS < completion_units(huge)
+    cache.keep_completion(("openai", "small"), small)
+    cache.keep_completion(("openai", "huge"), huge)
+    assert cache.completion(("openai", "small")) == small
+    assert cache.completion(("openai", "huge")) is None
+    huge_stream = ENGINE.stream(_request(seed=1, prompts=(" ".join(["word"] * 1000),) * 8,
+                                         max_tokens=0, echo=True, logprobs=5))
+    list(cache.recording(("openai", "stream"), huge_stream))
+    assert cache.events(("openai", "stream")) is None
+    list(cache.recording(("openai", "small-stream"), ENGINE.stream(_request(seed=1))))
+    assert cache.events(("openai", "small-stream")) is not None
+
+
+def test_a_large_deterministic_answer_is_not_kept_but_a_large_request_with_a_small_one_is(
+    server: LiveServer,
+) -> None:
+    """Both go prompt by prompt on a thread; only the small result enters the cache."""
+    cache = server.app[CACHE]
+    echo = {"model": MODEL, "prompt": [" ".join(["word"] * 300)] * 40, "echo": True,
+            "logprobs": 5, "max_tokens": 0, "temperature": 0}
+    short = {"model": MODEL, "prompt": ["Hello"] * 40, "max_tokens": 2, "temperature": 0}
+    hits = cache.hits
+    for body in (echo, short):  # again with the keys reversed: other bytes, same request
+        again = dict(reversed(list(body.items())))
+        for sent in (body, again):
+            assert server.post("/v1/completions", sent, timeout=WAIT * 3).status == 200
+    assert cache.hits - hits == 1  # the short one's repeat; the echo answer was too large to keep
+
+
+@pytest.mark.skipif(platform.libc_ver()[0] != "glibc", reason="a glibc setting")
+def test_the_serving_process_fixes_glibcs_mmap_threshold() -> None:
+    """So large answers' buffers go back to the OS when freed (``mockserver/heap.py``)."""
+    assert heap.fix_mmap_threshold()
+    heap.trim()
+
+
+class _ThreadSpy(Engine):
+    """The engine, noting which thread draws each stream event."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.threads: set[str] = set()
+
+    def stream(self, request: GenerationRequest) -> Iterator[Event]:  # type: ignore[override]
+        events = super().stream(request)
+
+        def spied() -> Iterator[Event]:
+            for event in events:
+                self.threads.add(threading.current_thread().name)
+                yield event
+
+        return spied()
+
+
+def test_a_large_stream_with_faults_and_latency_is_drawn_off_the_loop() -> None:
+    """Latency and chunk faults bent the stream on the loop before: each event of a large
+    request (echo scoring) was drawn there. Same texts as unbent, every event on a thread."""
+    spy = _ThreadSpy()
+    body = {"model": MODEL, "prompt": ["The Python language"] * 20, "max_tokens": 3,
+            "seed": 3, "echo": True, "logprobs": 1, "stream": True}
+    with LiveServer(app=create_app(MockConfig(itl_ms=1.0), engine=spy)) as live:
+        plain = live.post("/v1/completions", {**body, "stream": False}).json()
+        spy.threads.clear()
+        bent = live.post("/v1/completions", body, headers={"X-Mock-Fault": "created-changes"},
+                         timeout=WAIT)
+    texts = [""] * len(plain["choices"])
+    for chunk in bent.chunks()[:-1]:
+        for choice in chunk["choices"]:
+            texts[choice["index"]] += choice["text"]
+    assert texts == [choice["text"] for choice in plain["choices"]]
+    assert bent.events()[-1] == "[DONE]"
+    assert spy.threads and all(name.startswith("mock-engine") for name in spy.threads)
