@@ -66,6 +66,12 @@ class GenerationRequest:
                 f"a seed list needs one seed per choice: {len(self.seed)} seeds for n={self.n}",
                 param="seed",
             )
+        if isinstance(self.seed, tuple) and self.best_of is not None and self.best_of > self.n:
+            raise InvalidRequestError(
+                f"a seed list sets one seed per returned choice, and best_of={self.best_of} "
+                f"samples more candidates than n={self.n}: give one integer seed instead",
+                param="seed",
+            )
 
     @property
     def candidates(self) -> int:

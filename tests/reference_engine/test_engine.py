@@ -175,6 +175,14 @@ def test_seed_list_gives_one_seed_per_choice() -> None:
     assert listed.choices[1].text == complete(seed=40, max_tokens=10).choices[0].text
 
 
+def test_a_seed_list_with_more_candidates_than_choices_is_refused_naming_seed() -> None:
+    # one seed per returned choice cannot seed best_of > n candidates (it raised IndexError)
+    with pytest.raises(InvalidRequestError) as error:
+        complete(seed=(5, 40), n=2, best_of=3, max_tokens=4)
+    assert error.value.param == "seed"
+    assert len(complete(seed=(5, 40), n=2, best_of=2, max_tokens=4).choices) == 2
+
+
 def test_unseeded_requests_report_the_seed_they_used() -> None:
     choice = complete(max_tokens=8).choices[0]
     assert complete(seed=choice.seed, max_tokens=8).choices[0].text == choice.text
