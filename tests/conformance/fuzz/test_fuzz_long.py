@@ -99,7 +99,14 @@ def _found(mock: EmbeddedMock, profile: str, fault: str, tmp_path: Path,
 @pytest.mark.parametrize(("fault", "expected"), sorted(OPENAI_FAULTS.items()))
 def test_every_openai_fault_is_found(mock: EmbeddedMock, fault: str, expected: str,
                                      tmp_path: Path) -> None:
-    assert expected in _found(mock, "openai", fault, tmp_path)
+    examples = MORE_EXAMPLES.get(fault, 30)
+    assert expected in _found(mock, "openai", fault, tmp_path, examples=examples)
+
+
+MORE_EXAMPLES = {"finish-reason-nonstandard": 100}
+"""Faults that only show on some outputs: finish-reason-nonstandard bends a `stop` finish, and
+an unseeded request's text is the server's draw, so whether 30 examples held one that ended by
+`stop` within the capped tokens varied from run to run (two CI runs of one commit disagreed)."""
 
 
 @pytest.mark.slow
