@@ -14,7 +14,7 @@ import sys
 from collections.abc import Sequence
 from typing import TextIO
 
-from conformance.embedded import EmbeddedMock, EmbeddedMockError
+from conformance.embedded import EmbeddedMock, EmbeddedMockError, serving_args
 from conformance.model import RunResult
 from conformance.rules import CATALOG
 from conformance.runner import execute
@@ -116,7 +116,7 @@ def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     progress = ConsoleProgress(err, enabled=not args.quiet)
     target = target_from_args(args)
     check_target(target, embedded=not args.base_url)  # flags first, then a mock for them
-    mock = None if args.base_url else EmbeddedMock()
+    mock = None if args.base_url else EmbeddedMock(serving_args(args.profile))
     try:
         if mock is not None:
             if not args.quiet:

@@ -16,12 +16,23 @@ import sys
 import tempfile
 import threading
 from collections.abc import Sequence
+from pathlib import Path
 from types import TracebackType
+from urllib.parse import urlsplit
 
 import spec
 
 READY = re.compile(r"serving (?P<openai>https?://\S+?)/?\s+\(FriendliAI: (?P<friendli>https?://\S+?)/?\)")
 START_TIMEOUT = 60.0
+
+
+def serving_args(profile: str | None) -> list[str]:
+    """The mock's arguments for a run with ``--profile``: a profile file is served too (on its
+    own paths, with its statuses and unknown-field policy), so the embedded mock answers as the
+    file says its server does and a clean mock passes under it."""
+    if profile and profile.endswith((".yaml", ".yml")) and Path(profile).is_file():
+        return ["--profile", str(Path(profile).resolve())]
+    return []
 
 
 class EmbeddedMockError(RuntimeError):
@@ -40,9 +51,11 @@ class EmbeddedMock:
         self._stderr = tempfile.TemporaryFile(mode="w+", encoding="utf-8", errors="replace")
 
     def url_for(self, profile: str) -> str:
-        """The base URL serving ``profile``'s wire (the mock serves every profile)."""
-        return self.friendli_url if spec.get_profile(profile).wire == "friendli" else (
-            self.openai_url)
+        """The base URL serving ``profile``: the mock's origin and the profile's ``base_path``
+        (the mock serves the shipped profiles' paths, and a profile file's when started with
+        :func:`serving_args`)."""
+        parts = urlsplit(self.openai_url)
+        return f"{parts.scheme}://{parts.netloc}{spec.get_profile(profile).base_path}"
 
     def start(self) -> EmbeddedMock:
         command = [sys.executable, "-m", "mockserver", "--host", "127.0.0.1", "--port", "0"]

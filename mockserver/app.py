@@ -8,6 +8,7 @@ Routes (spec: ``paths`` of ``spec/completions.yaml``)::
     GET  /openapi.yaml, /openapi.json  the contract, exactly as validated against
     GET  /health                     liveness (no key needed)
     GET  /mock/faults                the fault catalog
+    POST/GET a --profile's own paths   its completions and models (``mockserver.contracts``)
 
 State lives in typed ``web.AppKey`` entries (``mockserver.http.state``); the engine is loaded
 at start-up, not on the first request.
@@ -23,6 +24,7 @@ from aiohttp import web
 from reference_engine import Engine
 
 from .config import MockConfig
+from .contracts import route_table
 from .faults import ActiveFaults, Chaos, parse_fault_names
 from .http import completions, handlers, tokenize
 from .http.cache import ResultCache
@@ -39,11 +41,12 @@ from .http.state import (
     LATENCY,
     LIMITER,
     OFFLOAD,
+    ROUTES,
     SERVER_FAULTS,
     VALIDATORS,
+    Route,
 )
 from .validation import RequestValidator
-from .wire.profiles import WIRE_PROFILES
 
 
 def create_app(
@@ -61,9 +64,14 @@ def create_app(
     engine = engine or Engine()
     app[CONFIG] = config
     app[ENGINE] = engine
+    contracts = config.contracts()
     app[VALIDATORS] = {
-        profile: RequestValidator(profile, model_id=engine.model_id) for profile in WIRE_PROFILES
+        contract.name: RequestValidator(contract, model_id=engine.model_id)
+        for contract in contracts
     }
+    table = route_table(contracts)
+    app[ROUTES] = {path: Route(operation, contract.wire, contract.name)
+                   for path, (operation, contract) in table.items()}
     app[SERVER_FAULTS] = ActiveFaults(parse_fault_names(config.faults))
     app[CHAOS] = Chaos(
         every=config.chaos_every,
@@ -82,9 +90,11 @@ def create_app(
     app.cleanup_ctx.append(_loaded_engine)
     app.on_shutdown.append(_stop_engine_work)
     app.add_routes([
-        web.post("/v1/completions", completions.completions),
-        web.post("/dedicated/v1/completions", completions.completions),
-        web.get("/v1/models", handlers.models),
+        web.post(path, completions.completions) if operation == "completions"
+        else web.get(path, handlers.models)
+        for path, (operation, _) in table.items()
+    ])
+    app.add_routes([
         web.get("/openapi.yaml", handlers.openapi_yaml),
         web.get("/openapi.json", handlers.openapi_json),
         web.get("/health", handlers.health),

@@ -53,6 +53,11 @@ def _parser() -> argparse.ArgumentParser:
     add("--fault", action="append", default=[], metavar="NAME",
         help="apply this fault to every request it applies to (repeatable or comma-separated; "
         "see --list-faults)")
+    add("--profile", action="append", default=[], metavar="NAME_OR_FILE",
+        help="also serve this contract profile (a shipped name, or a YAML file shaped like "
+        "spec/profiles/*.yaml) on its own paths, with its status for invalid input and its "
+        "policy on unknown fields; it takes over a built-in route on the same path "
+        "(repeatable)")
     add("--ttft-ms", type=float, default=0.0,
         help="simulated time to first token, in milliseconds (default 0)")
     add("--itl-ms", type=float, default=0.0,
@@ -144,6 +149,7 @@ def config_from_args(args: argparse.Namespace) -> MockConfig:
         tls_cert=args.tls_cert,
         tls_key=args.tls_key,
         tls_client_ca=args.tls_client_ca,
+        profiles=tuple(args.profile),
     )
 
 
@@ -173,7 +179,7 @@ def main(argv: list[str] | None = None) -> int:
 
     try:
         asyncio.run(serve(config, on_ready=lambda host, port: announce(
-            ready_line(host, port, scheme=config.scheme))))
+            ready_line(host, port, scheme=config.scheme, config=config))))
     except TLSError as error:
         print(f"mockserver: {error}", file=sys.stderr)
         return 2

@@ -10,6 +10,7 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from .contracts import ServedContract, served_contracts
 from .faults import parse_fault_names
 
 DEFAULT_HOST = "127.0.0.1"
@@ -66,6 +67,9 @@ class MockConfig:
     tls_client_ca: str | None = None
     """PEM CA bundle (``--tls-client-ca``): require a client certificate it signed (mutual
     TLS); None asks for no client certificate."""
+    profiles: tuple[str, ...] = ()
+    """Contract profiles (``--profile``: a shipped name or a YAML file) served on their own
+    paths beside the built-in routes (``mockserver.contracts``)."""
 
     def __post_init__(self) -> None:
         if not 0 <= self.port <= 65535:
@@ -106,7 +110,12 @@ class MockConfig:
         if self.tls_cert and self.workers > 1:
             raise ValueError("--tls-cert serves from one process; leave out --workers")
         parse_fault_names(self.faults)  # unknown names fail at start-up, listing the valid ones
+        served_contracts(self.profiles)  # so does a profile that cannot be served
         parse_fault_names(self.chaos_faults)
+
+    def contracts(self) -> tuple[ServedContract, ...]:
+        """The built-in contracts, then each ``--profile``'s."""
+        return served_contracts(self.profiles)
 
     @property
     def scheme(self) -> str:

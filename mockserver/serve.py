@@ -14,6 +14,7 @@ from aiohttp import web
 from . import heap
 from .app import create_app
 from .config import MockConfig
+from .contracts import BUILT_IN
 from .logs import ACCESS_LOGGER, AccessLog, quiet_protocol_noise
 
 READY_FORMAT = ("mockserver: serving {scheme}://{host}:{port}/v1 "
@@ -27,10 +28,15 @@ class TLSError(Exception):
     """``--tls-cert`` / ``--tls-key`` could not be loaded (the message names them)."""
 
 
-def ready_line(host: str, port: int, *, scheme: str = "http") -> str:
-    """The one line the CLI prints when it accepts connections (the harness parses it)."""
+def ready_line(host: str, port: int, *, scheme: str = "http",
+               config: MockConfig | None = None) -> str:
+    """The one line the CLI prints when it accepts connections (the harness parses it); each
+    ``--profile`` adds `` (profile NAME: URL)``."""
     shown = f"[{host}]" if ":" in host else host
-    return READY_FORMAT.format(scheme=scheme, host=shown, port=port)
+    line = READY_FORMAT.format(scheme=scheme, host=shown, port=port)
+    for contract in config.contracts()[len(BUILT_IN):] if config is not None else ():
+        line += f" (profile {contract.name}: {scheme}://{shown}:{port}{contract.base_path})"
+    return line
 
 
 def tls_context(config: MockConfig) -> ssl.SSLContext | None:

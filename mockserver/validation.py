@@ -4,7 +4,9 @@ Spec: the request bodies ``CompletionRequest`` / ``FriendliCompletionRequest`` (
 unknown fields) and ``x-cross-field-rules`` in ``spec/completions.yaml``. Invalid input gets
 400 on OpenAI's route and 422 on FriendliAI's (the profiles' ``errors.invalid_request``), with
 ``error.param`` naming the offending top-level field; an unknown model gets 404
-``model_not_found``. Pure (no aiohttp): ``python -m mockserver.render`` validates with it too.
+``model_not_found``. A vendor profile served with ``--profile`` (``mockserver.contracts``)
+brings its own statuses and its own policy on unknown fields. Pure (no aiohttp):
+``python -m mockserver.render`` validates with it too.
 
 A valid body comes back with its integral floats as ints (JSON Schema: ``3.0`` *is* an
 integer), so everything after validation -- faults, the result cache's keys, the wire
@@ -26,6 +28,7 @@ import spec
 from reference_engine.errors import InvalidRequestError
 from spec import JSON
 
+from .contracts import ServedContract, builtin_contract
 from .errors import ApiError
 from .wire.profiles import WireProfile, wire_profile
 from .wire.requests import integral_numbers
@@ -35,7 +38,9 @@ try:  # the fast path is optional
 except ImportError:  # pragma: no cover
     jsonschema_rs = None  # type: ignore[assignment]
 
-INVALID_STATUS: Mapping[WireProfile, int] = {"openai": 400, "friendli": 422}
+INVALID_STATUS: Mapping[WireProfile, int] = {
+    wire: builtin_contract(wire).invalid_status for wire in ("openai", "friendli")
+}
 SCHEMA_NAMES: Mapping[WireProfile, str] = {
     "openai": "CompletionRequest",
     "friendli": "FriendliCompletionRequest",
@@ -44,11 +49,17 @@ CROSS_FIELD_PROFILE: Mapping[WireProfile, str] = {"openai": "openai", "friendli"
 
 
 class RequestValidator:
-    """Validates completion request bodies of one wire profile; build once, share freely."""
+    """Validates completion request bodies of one served contract; build once, share freely.
 
-    def __init__(self, profile: str, *, model_id: str) -> None:
-        self.profile: WireProfile = wire_profile(profile)
-        self.status = INVALID_STATUS[self.profile]
+    ``contract`` is a :class:`ServedContract`, or a profile's name (its wire's built-in route)."""
+
+    def __init__(self, contract: ServedContract | str, *, model_id: str) -> None:
+        if isinstance(contract, str):
+            contract = builtin_contract(wire_profile(contract))
+        self.contract = contract
+        self.name = contract.name
+        self.profile: WireProfile = contract.wire
+        self.status = contract.invalid_status
         self.model_id = model_id
         self._schema = spec.standalone_schema(SCHEMA_NAMES[self.profile])
         self._properties = frozenset(self._schema.get("properties", {}))
@@ -71,6 +82,7 @@ class RequestValidator:
                 param=None,
                 code="invalid_type",
             )
+        body = self._served_fields(body)
         self._check_schema(body)
         violations = spec.cross_field_violations(body, CROSS_FIELD_PROFILE[self.profile])
         if violations:
@@ -86,7 +98,7 @@ class RequestValidator:
         )
         if not served:
             raise ApiError(
-                404,
+                self.contract.unknown_model_status,
                 f"The model `{model}` does not exist; this server serves `{self.model_id}` "
                 "(see GET /v1/models).",
                 param="model",
@@ -96,6 +108,27 @@ class RequestValidator:
     def engine_error(self, error: InvalidRequestError) -> ApiError:
         """The answer to an engine (or wire-conversion) error: this route's status, its code."""
         return self.error(error.message, param=error.param, code=error.code)
+
+    def _served_fields(self, body: dict[str, JSON]) -> dict[str, JSON]:
+        """``body`` under the contract's own field list: a field outside it is refused
+        (``unknown_fields: reject``) or dropped unread (``ignore``)."""
+        fields = self.contract.request_fields
+        if fields is None:
+            return body  # the wire's schema decides
+        unknown = sorted(name for name in body if name not in fields)
+        if not unknown:
+            return body
+        if self.contract.unknown_fields == "ignore":
+            return {name: value for name, value in body.items() if name in fields}
+        raise self._unknown_field(unknown[0])
+
+    def _unknown_field(self, name: str | None) -> ApiError:
+        return self.error(
+            f"Unrecognized request argument supplied: {name}. Remove it; the fields of "
+            f"this route are listed in GET /openapi.yaml ({SCHEMA_NAMES[self.profile]}).",
+            param=name,
+            code="unknown_parameter",
+        )
 
     def _check_schema(self, body: dict[str, JSON]) -> None:
         if self._fast is not None:
@@ -112,13 +145,7 @@ class RequestValidator:
         path = list(error.absolute_path)
         if error.validator == "additionalProperties" and not path:
             unknown = sorted(name for name in body if name not in self._properties)
-            name = unknown[0] if unknown else None
-            return self.error(
-                f"Unrecognized request argument supplied: {name}. Remove it; the fields of "
-                f"this route are listed in GET /openapi.yaml ({SCHEMA_NAMES[self.profile]}).",
-                param=name,
-                code="unknown_parameter",
-            )
+            return self._unknown_field(unknown[0] if unknown else None)
         if error.validator == "required" and not path:
             missing = [name for name in error.validator_value if name not in body]
             name = missing[0] if missing else None

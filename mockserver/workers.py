@@ -78,7 +78,7 @@ def _run_forked(config: MockConfig, announce: Callable[[str], None]) -> int:
     signal.signal(signal.SIGINT, forward)
     signal.signal(signal.SIGTERM, forward)
     if _wait_ready(ready_read, config.workers):
-        announce(ready_line(config.host, port))
+        announce(ready_line(config.host, port, config=config))
     else:
         print("mockserver: a worker failed to start", file=sys.stderr, flush=True)
         forward(signal.SIGTERM, None)
@@ -128,7 +128,7 @@ def _run_gunicorn(config: MockConfig, announce: Callable[[str], None]) -> int:
 
     def when_ready(server: Any) -> None:
         host, port = server.LISTENERS[0].sock.getsockname()[:2]
-        announce(ready_line(str(host), int(port)))
+        announce(ready_line(str(host), int(port), config=config))
 
     class MockApplication(BaseApplication):  # type: ignore[misc]
         def load_config(self) -> None:

@@ -16,6 +16,7 @@ from .cross_field import (
     CrossFieldRule,
     CrossFieldViolation,
     cross_field_rules,
+    cross_field_rules_for,
     cross_field_violations,
 )
 from .document import JSON, component, component_names, document_bytes, document_json, load_document
@@ -44,6 +45,7 @@ __all__ = [
     "component_names",
     "component_validator",
     "cross_field_rules",
+    "cross_field_rules_for",
     "cross_field_violations",
     "document_bytes",
     "document_json",

@@ -18,6 +18,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from .document import JSON, extension
+from .profiles import get_profile
 
 
 @dataclass(frozen=True)
@@ -27,7 +28,8 @@ class CrossFieldRule:
     id: str
     kind: str
     fields: tuple[str, ...]
-    profiles: frozenset[str]
+    wires: frozenset[str]
+    """The wires (a profile's ``wire``) the rule applies to."""
     message: str
     source: str
     options: Mapping[str, JSON]
@@ -124,13 +126,13 @@ def cross_field_rules() -> tuple[CrossFieldRule, ...]:
     for raw in extension("x-cross-field-rules") or []:
         if raw["kind"] not in _KINDS:
             raise ValueError(f"cross-field rule {raw['id']!r} has unknown kind {raw['kind']!r}")
-        standard = {"id", "kind", "fields", "profiles", "message", "source"}
+        standard = {"id", "kind", "fields", "wires", "message", "source"}
         rules.append(
             CrossFieldRule(
                 id=raw["id"],
                 kind=raw["kind"],
                 fields=tuple(raw["fields"]),
-                profiles=frozenset(raw["profiles"]),
+                wires=frozenset(raw["wires"]),
                 message=raw["message"],
                 source=raw["source"],
                 options={k: v for k, v in raw.items() if k not in standard},
@@ -142,12 +144,19 @@ def cross_field_rules() -> tuple[CrossFieldRule, ...]:
 def cross_field_violations(
     request: Mapping[str, JSON], profile: str
 ) -> list[CrossFieldViolation]:
-    """The cross-field rules of ``profile`` that ``request`` breaks, in document order.
+    """The cross-field rules of ``profile`` (a profile's name or file; its wire's rules) that
+    ``request`` breaks, in document order.
 
     Call it on a request that already passed the profile's request schema.
     """
     return [
         CrossFieldViolation(rule.id, rule.fields[0], rule.message)
-        for rule in cross_field_rules()
-        if profile in rule.profiles and not _KINDS[rule.kind](rule, request)
+        for rule in cross_field_rules_for(profile)
+        if not _KINDS[rule.kind](rule, request)
     ]
+
+
+def cross_field_rules_for(profile: str) -> tuple[CrossFieldRule, ...]:
+    """The cross-field rules that apply to ``profile``: those of its wire."""
+    wire = get_profile(profile).wire
+    return tuple(rule for rule in cross_field_rules() if wire in rule.wires)

@@ -17,7 +17,7 @@ from conformance.configure import (
     settings_from_target,
     split_list,
 )
-from conformance.embedded import EmbeddedMock
+from conformance.embedded import EmbeddedMock, serving_args
 from conformance.target_options import add_target_arguments, target_from_args
 
 from .bodies import Caps
@@ -113,7 +113,7 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             err.write(f"conformance fuzz: {message}\n")
             err.flush()
 
-    mock = None if args.base_url else EmbeddedMock()
+    mock = None if args.base_url else EmbeddedMock(serving_args(args.profile))
     try:
         if mock is not None:
             progress("starting the embedded mock server")

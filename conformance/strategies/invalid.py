@@ -109,7 +109,7 @@ def _cross_field(profile: spec.Profile) -> list[tuple[dict[str, JSON], str, str]
         "seed-list-matches-n": ({"seed": [1, 2, 3], "n": 2}, "seed", "seed list of the wrong size"),
         "prompt-xor-tokens": ({"tokens": [1, 2]}, "prompt", "both prompt and tokens"),
     }
-    applicable = {rule.id for rule in spec.cross_field_rules() if profile.name in rule.profiles}
+    applicable = {rule.id for rule in spec.cross_field_rules_for(profile.name)}
     fields = set(profile.request_fields)
     return [case for rule_id, case in cases.items()
             if rule_id in applicable and set(case[0]) <= fields]

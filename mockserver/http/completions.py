@@ -69,7 +69,7 @@ T = TypeVar("T")
 async def completions(request: web.Request) -> web.StreamResponse:
     state = request[REQUEST_STATE]
     app, ctx = request.app, state.ctx
-    checker = validator(app, state.route.profile)
+    checker = validator(app, state.route)
     chaos = app[CHAOS]
     ticket = chaos.ticket()
     body: JSON = None
@@ -82,7 +82,7 @@ async def completions(request: web.Request) -> web.StreamResponse:
                               invalid_status=checker.status,
                               read_timeout=app[CONFIG].read_timeout)
         if not state.faults and not chaos.enabled and LIMITER not in app:
-            answer_key = app[CACHE].answer_key(checker.profile, raw)
+            answer_key = app[CACHE].answer_key(checker.name, raw)
             answer = app[CACHE].answer(answer_key)
             if answer is not None:
                 return await _answer(request, answer)

@@ -6,7 +6,8 @@
 last resort, any unexpected exception (500, logged) into that envelope (a client that
 left mid-body is no error: logged at INFO, nothing sent), then lets ``error``
 faults bend it. ``gate`` runs on the API routes only (``/v1/completions``,
-``/dedicated/v1/completions``, ``/v1/models``): it resolves the request's faults, checks the
+``/dedicated/v1/completions``, ``/v1/models`` and a ``--profile``'s paths: ``app[ROUTES]``):
+it resolves the request's faults, checks the
 API key and takes the rate limits, in that order.
 """
 
@@ -28,19 +29,14 @@ from .state import (
     FAULT_MEMORY,
     LIMITER,
     REQUEST_STATE,
+    ROUTES,
     SERVER_FAULTS,
     RequestState,
-    Route,
 )
 
 log = logging.getLogger("mockserver")
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 FAULT_HEADER = "X-Mock-Fault"
-API_ROUTES: dict[str, Route] = {
-    "/v1/completions": Route("completions", "openai"),
-    "/dedicated/v1/completions": Route("completions", "friendli"),
-    "/v1/models": Route("models", "openai"),
-}
 
 
 @web.middleware
@@ -102,7 +98,7 @@ def _from_http_exception(request: web.Request, error: web.HTTPException) -> ApiE
 async def gate(request: web.Request, handler: Handler) -> web.StreamResponse:
     """Faults, then authentication, then rate limits, for the API routes."""
     resource = request.match_info.route.resource
-    route = API_ROUTES.get(resource.canonical) if resource is not None else None
+    route = request.app[ROUTES].get(resource.canonical) if resource is not None else None
     if route is None or request.method not in ("GET", "POST", "HEAD"):
         return await handler(request)
     app = request.app

@@ -24,6 +24,8 @@ class Route:
 
     operation: str  # "completions" | "models"
     profile: WireProfile
+    contract: str = ""
+    """The served contract's name (``mockserver.contracts``); empty: the wire's built-in."""
 
 
 @dataclass
@@ -45,7 +47,8 @@ class RequestState:
 
 CONFIG = web.AppKey("config", MockConfig)
 ENGINE = web.AppKey("engine", Engine)
-VALIDATORS = web.AppKey("validators", dict)  # WireProfile -> RequestValidator
+VALIDATORS = web.AppKey("validators", dict)  # contract name -> RequestValidator
+ROUTES = web.AppKey("routes", dict)  # path -> Route: the API routes the gate admits
 SERVER_FAULTS = web.AppKey("server_faults", ActiveFaults)
 CHAOS = web.AppKey("chaos", Chaos)
 FAULT_MEMORY = web.AppKey("fault_memory", dict)  # FaultContext.memory: faults spanning requests
@@ -56,6 +59,6 @@ OFFLOAD = web.AppKey("offload", Offload)
 REQUEST_STATE = web.RequestKey("mock_state", RequestState)
 
 
-def validator(app: web.Application, profile: WireProfile) -> RequestValidator:
-    validators: dict[WireProfile, RequestValidator] = app[VALIDATORS]
-    return validators[profile]
+def validator(app: web.Application, route: Route) -> RequestValidator:
+    validators: dict[str, RequestValidator] = app[VALIDATORS]
+    return validators[route.contract or route.profile]

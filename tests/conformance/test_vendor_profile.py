@@ -59,3 +59,35 @@ def test_a_vendor_profile_file_drives_the_fuzzer(mock: EmbeddedMock, tmp_path: P
     assert status in (0, 1), out + err
     data = json.loads(report.read_text())
     assert data["profile"] == "vendor-x" and data["examples"] > 0
+
+
+def served_vendor_profile(folder: Path) -> Path:
+    """A vendor on its own paths, 422 for invalid input, unknown fields ignored."""
+    raw = yaml.safe_load(SHIPPED.read_text(encoding="utf-8"))
+    raw.update(name="vendor-w", title="Vendor W", base_path="/w/v1", unknown_fields="ignore")
+    raw["operations"] = {
+        "completions": {"path": "/w/v1/completions", "method": "post",
+                        "operation_id": "createCompletion"},
+        "models": {"path": "/w/v1/models", "method": "get", "operation_id": "listModels"},
+    }
+    raw["errors"]["invalid_request"] = [422]
+    path = folder / "vendor-w.yaml"
+    path.write_text(yaml.safe_dump(raw), encoding="utf-8")
+    return path
+
+
+def test_the_embedded_mock_serves_the_profile_file_and_passes_under_it(tmp_path: Path) -> None:
+    """No ``--base-url``: the embedded mock is started with ``--profile FILE`` and the run goes
+    to the file's paths; the clean mock passes the catalog and the fuzzer under it."""
+    path = served_vendor_profile(tmp_path)
+    report = tmp_path / "r.json"
+    status, out, err = cli("run", "-q", "--profile", str(path), "--json", str(report))
+    assert status == 0, out + err
+    data = json.loads(report.read_text())
+    assert {r["verdict"] for r in data["results"]} <= {"PASS", "SKIP"}
+    assert data["target"]["base_url"].endswith("/w/v1")
+    fuzz_report = tmp_path / "f.json"
+    status, out, err = cli("fuzz", "--profile", str(path), "--max-examples", "10", "--seed", "1",
+                           "--workers", "1", "-q", "--no-shrink", "--json", str(fuzz_report))
+    assert status == 0, out + err
+    assert json.loads(fuzz_report.read_text())["examples"] > 0

@@ -69,7 +69,8 @@ def test_violation_names_the_first_field_as_param() -> None:
     assert "best_of" in violation.message
 
 
-def test_every_rule_names_profiles_that_exist_and_a_source() -> None:
+def test_every_rule_names_wires_that_exist_and_a_source() -> None:
+    wires = {spec.get_profile(name).wire for name in spec.profile_names()}
     for rule in spec.cross_field_rules():
-        assert rule.profiles <= set(spec.profile_names()), rule.id
+        assert rule.wires and rule.wires <= wires, rule.id
         assert rule.source and rule.message, rule.id

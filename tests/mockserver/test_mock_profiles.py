@@ -1,0 +1,100 @@
+"""``--profile FILE``: the mock serves a vendor's profile on its own paths, answering invalid
+input with the profile's status and unknown fields as its policy says, beside (or instead of)
+the built-in routes."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from mock_live import MODEL, LiveServer
+
+import spec
+from mockserver import MockConfig
+from mockserver.cli import main as mock_main
+
+SHIPPED = Path(spec.__file__).parent / "profiles" / "openai-compatible.yaml"
+
+
+def write_profile(folder: Path, name: str, *, base_path: str, unknown_fields: str,
+                  invalid: int, without: tuple[str, ...] = ()) -> str:
+    """An OpenAI-shaped vendor profile in ``folder``, as a user would write one."""
+    raw: dict[str, Any] = yaml.safe_load(SHIPPED.read_text(encoding="utf-8"))
+    raw.update(name=name, title=name, base_path=base_path, unknown_fields=unknown_fields)
+    raw["request_fields"] = [f for f in raw["request_fields"] if f not in without]
+    raw["operations"] = {
+        "completions": {"path": f"{base_path}/completions", "method": "post",
+                        "operation_id": "createCompletion"},
+        "models": {"path": f"{base_path}/models", "method": "get", "operation_id": "listModels"},
+    }
+    raw["errors"]["invalid_request"] = [invalid]
+    path = folder / f"{name}.yaml"
+    path.write_text(yaml.safe_dump(raw), encoding="utf-8")
+    return str(path)
+
+
+def body(**extra: Any) -> dict[str, Any]:
+    return {"model": MODEL, "prompt": "Hello", "max_tokens": 3, "temperature": 0, **extra}
+
+
+def test_a_profile_is_served_on_its_own_paths_with_its_policy(
+        make_server: Callable[..., LiveServer], tmp_path: Path) -> None:
+    profile = write_profile(tmp_path, "vendor-y", base_path="/api/v2", unknown_fields="ignore",
+                            invalid=422)
+    live = make_server(profiles=(profile,))
+    ignored = live.post("/api/v2/completions", body(frobnicate=1))
+    assert ignored.status == 200, ignored.data
+    assert ignored.json()["choices"][0]["text"] == live.post("/v1/completions", body()).json()[
+        "choices"][0]["text"]
+    invalid = live.post("/api/v2/completions", body(max_tokens=-1))
+    assert (invalid.status, invalid.error["param"]) == (422, "max_tokens")
+    assert live.call("GET", "/api/v2/models").json()["data"][0]["id"] == MODEL
+    # the built-in routes are as before: strict, 400
+    strict = live.post("/v1/completions", body(frobnicate=1))
+    assert (strict.status, strict.error["param"]) == (400, "frobnicate")
+
+
+def test_a_rejecting_profile_names_the_field_outside_its_list(
+        make_server: Callable[..., LiveServer], tmp_path: Path) -> None:
+    """A field the wire's schema knows but the profile does not list (here ``top_k``) is an
+    unknown field of that profile."""
+    profile = write_profile(tmp_path, "vendor-z", base_path="/z/v1", unknown_fields="reject",
+                            invalid=400, without=("top_k",))
+    live = make_server(profiles=(profile,))
+    answer = live.post("/z/v1/completions", body(top_k=5))
+    assert (answer.status, answer.error["param"], answer.error["code"]) == (
+        400, "top_k", "unknown_parameter")
+    assert live.post("/v1/completions", body(top_k=5)).status == 200
+
+
+def test_a_profile_on_v1_takes_the_built_in_route_over(
+        make_server: Callable[..., LiveServer], tmp_path: Path) -> None:
+    """Most vendors serve ``/v1``: their profile replaces the built-in OpenAI route there."""
+    profile = write_profile(tmp_path, "vendor-v1", base_path="/v1", unknown_fields="ignore",
+                            invalid=422)
+    live = make_server(profiles=(profile,))
+    assert live.post("/v1/completions", body(frobnicate=1)).status == 200
+    assert live.post("/v1/completions", body(max_tokens=-1)).status == 422
+    assert live.post("/dedicated/v1/completions", body(max_tokens=-1)).status == 422
+
+
+def test_profiles_that_cannot_be_served_are_refused_naming_the_flag(tmp_path: Path) -> None:
+    first = write_profile(tmp_path, "one", base_path="/same/v1", unknown_fields="ignore",
+                          invalid=400)
+    second = write_profile(tmp_path, "two", base_path="/same/v1", unknown_fields="reject",
+                           invalid=422)
+    with pytest.raises(ValueError, match=r"--profile .*two.*/same/v1.*already served"):
+        MockConfig(profiles=(first, second))
+    with pytest.raises(ValueError, match="--profile nonesuch"):
+        MockConfig(profiles=("nonesuch",))
+
+
+def test_the_cli_refuses_an_unknown_profile_with_a_usage_error(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exited:
+        mock_main(["--profile", "nonesuch", "--port", "0"])
+    assert exited.value.code == 2
+    assert "--profile nonesuch" in capsys.readouterr().err
