@@ -5,6 +5,13 @@ well-framed stream asks :meth:`CheckContext.stream`; when the stream is not (a w
 dropped connection, bytes that are not UTF-8, JSON that does not parse), it gets
 :class:`~conformance.model.NotApplicable` naming the defect, which a lower rule judges. So each
 defect FAILs the rule that owns it and SKIPs the ones built on top of it.
+
+One defect is not layered away: a valid request the rule needs that the server refuses (a
+status outside 2xx that is not "retry later"). The behaviour the rule requires did not
+happen, and the profile says it should, so the rule FAILs naming the exchange (as ERRORS-008
+does): a server without prompt lists fails the rules of prompt lists, and the finding says
+which ``--no-feature`` would state that instead. A skipped rule would hide that the claim is
+false.
 """
 
 from __future__ import annotations
@@ -13,7 +20,7 @@ import json
 from collections.abc import Iterator, Mapping
 
 import spec
-from conformance.model import HarnessProblem, NotApplicable, Rule
+from conformance.model import HarnessProblem, NotApplicable, Rule, Violation
 from conformance.probes.model import ProbeOutcome
 from conformance.settings import Settings
 from conformance.sse import codes
@@ -38,8 +45,14 @@ class CheckContext:
         settings: Settings,
         outcomes: Mapping[str, ProbeOutcome],
         views: dict[int, StreamView] | None = None,
+        *,
+        judge_refusals: bool = True,
     ) -> None:
+        """``judge_refusals`` False leaves a refused request unjudged: the fuzzer's requests
+        are judged for acceptance by schemathesis's own check (its mutations may make a
+        request the contract calls valid unfit to answer, a wrong media type say)."""
         self.rule = rule
+        self.judge_refusals = judge_refusals
         self.settings = settings
         self._outcomes = outcomes
         self._views = views if views is not None else {}
@@ -95,8 +108,7 @@ class CheckContext:
         if exchange.termination is not Termination.EOF:
             raise HarnessProblem(f"{label} did not complete: {exchange.termination}")
         if exchange.status != 200:
-            judge = "" if exchange.status in RETRY_LATER else " (judged by ERRORS-008)"
-            raise NotApplicable(f"{label} answered HTTP {exchange.status}, not 200{judge}")
+            raise self._not_answered(probe, key, exchange)
         try:
             value = json.loads(exchange.body)
         except ValueError:
@@ -115,7 +127,7 @@ class CheckContext:
         """A 200 stream as recorded, however it ended (for the framing rules)."""
         exchange = self.exchange(probe, key)
         if exchange.status != 200:
-            raise NotApplicable(f"{probe}/{key} answered HTTP {exchange.status}, not 200")
+            raise self._not_answered(probe, key, exchange)
         if not exchange.is_sse:
             raise NotApplicable(f"{probe}/{key} was not read as a stream")
         return self.view(exchange)
@@ -128,6 +140,28 @@ class CheckContext:
         if reason is not None:
             raise NotApplicable(f"{label}: {reason}")
         return view
+
+    def _not_answered(self, probe: str, key: str, exchange: Exchange) -> Violation | NotApplicable:
+        """What a check gets for an exchange without a 200: a refused valid request is this
+        rule's failure too; anything else (retry later, another 2xx, a request invalid on
+        purpose) leaves nothing to judge."""
+        label, status = f"{probe}/{key}", exchange.status
+        outcome = self.outcome(probe)
+        valid = (outcome.operation == "completions" and key not in outcome.invalid
+                 and key not in outcome.auxiliary)
+        if (status is None or status < 300 or status in RETRY_LATER or not valid
+                or not self.judge_refusals):
+            return NotApplicable(f"{label} answered HTTP {status}, not 200")
+        hint = ""
+        if self.rule.features:
+            hint = (f"; if the server lacks one of its features by design "
+                    f"({', '.join(self.rule.features)}), say so with --no-feature NAME")
+        return Violation(
+            f"{label}: the request this rule judges was refused with HTTP {status} (a valid "
+            f"request, see ERRORS-008){hint}",
+            expected=200, actual=status, path="status", exchange=label,
+            evidence=exchange.body.decode("utf-8", "replace")[:400] or exchange.error,
+        )
 
     # -- scanning --------------------------------------------------------------------------
     def scanned(self) -> Iterator[tuple[str, JSON, Exchange]]:

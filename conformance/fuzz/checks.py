@@ -153,7 +153,7 @@ def judge(rule: Rule, run: FuzzRun, sample: Sample) -> Violation | None:
     outcomes = binder(sample) if binder is not None else None
     if outcomes is None:
         return None
-    context = CheckContext(rule, run.settings, outcomes, sample.views)
+    context = CheckContext(rule, run.settings, outcomes, sample.views, judge_refusals=False)
     try:
         rule.check(context)
     except Violation as violation:

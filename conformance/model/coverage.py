@@ -7,7 +7,7 @@ the server. Each SKIP falls in one group, read off its reason:
 - ``feature not claimed``: the profile or ``--no-feature`` says the server lacks the feature,
   so the rule does not apply (not a hole);
 - ``prerequisite broken``: another defect leaves nothing this rule can judge, and the reason
-  names the rule that judges that defect (``(judged by ERRORS-008)``, ``FINISH / INDICES
+  names the rule that judges that defect (``(judged by LOGPROBS-001)``, ``FINISH / INDICES
   rules``), which FAILed or was NON_STRICT in the same run: the hole is reported, and closes
   when that defect is fixed;
 - ``probe could not run``: a request the rule needs was not sent or not finished (the request

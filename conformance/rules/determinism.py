@@ -114,7 +114,7 @@ def no_split_replacement(ctx: CheckContext) -> None:
     "non-streamed text (the prompt never leaks into the stream).",
     citation=f"{SCHEMAS}/CompletionRequest/properties/prompt; {BUGS} #15",
     source=SPEC, probes=("greedy", "token-prompts"), features=("token_prompts",),
-    faults=("prompt-leak-stream",),
+    faults=("prompt-leak-stream", "token-prompt-rejected"),
 )
 def token_prompt_stream(ctx: CheckContext) -> None:
     require_parity(ctx)

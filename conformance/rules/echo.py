@@ -162,7 +162,7 @@ def max_tokens_zero_echo(ctx: CheckContext) -> None:
     citation=f"{ECHO}; {SCHEMAS}/CompletionRequest/properties/prompt; {BUGS} #18",
     source=SPEC, probes=("vocab",), traits=OPENAI_WIRE,
     features=("echo", "token_prompts", "echo_logprobs", "max_tokens_zero"),
-    faults=("echo-ignored", "echo-prompt-logprobs-missing"),
+    faults=("echo-ignored", "echo-prompt-logprobs-missing", "token-prompt-rejected"),
 )
 def token_prompt_echoed(ctx: CheckContext) -> None:
     ids = ctx.note("vocab", "ids")

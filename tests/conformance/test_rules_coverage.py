@@ -64,16 +64,17 @@ def test_coverage_counts_judged_rules_by_level_and_skips_by_group() -> None:
 def test_fail_on_skip_fails_a_run_whose_must_rule_could_not_be_judged(
     mock: EmbeddedMock, tmp_path: Path
 ) -> None:
-    # USAGE-007 reads the batch probe, which this fault answers 500: it SKIPs, nothing fails
-    target = ["run", "-q", "--base-url", mock.openai_url, "--select", "USAGE-007",
-              "--header", "X-Mock-Fault: prompt-list-500"]
+    # USAGE-005 judges the usage chunk, which this fault leaves out: it SKIPs, nothing fails
+    # (USAGE-003, which owns that defect, is not selected)
+    target = ["run", "-q", "--base-url", mock.openai_url, "--select", "USAGE-005",
+              "--header", "X-Mock-Fault: usage-missing"]
     status, out = cli(*target)
-    assert status == 0 and "--fail-on-skip would fail the run): USAGE-007" in out
+    assert status == 0 and "--fail-on-skip would fail the run): USAGE-005" in out
     report = tmp_path / "r.json"
     status, out = cli(*target, "--fail-on-skip", "--json", str(report))
     assert status == 1 and "FAILED" in out
     coverage = json.loads(report.read_text())["coverage"]
-    assert coverage["unjudged_must"] == ["USAGE-007"] and coverage["fail_on_skip"] is True
+    assert coverage["unjudged_must"] == ["USAGE-005"] and coverage["fail_on_skip"] is True
     # a feature the server does not claim is not a hole
     status, out = cli("run", "-q", "--base-url", mock.openai_url, "--select", "ECHO-*",
                       "--no-feature", "echo", "--fail-on-skip")

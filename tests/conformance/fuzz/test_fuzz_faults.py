@@ -72,3 +72,14 @@ def test_the_shrunk_reproduction_reproduces(mock: EmbeddedMock, tmp_path: Path) 
                                     "X-Mock-Fault": "usage-total-wrong"}, timeout=30).json()
     usage = answer["usage"]
     assert usage["total_tokens"] != usage["prompt_tokens"] + usage["completion_tokens"]
+
+
+def test_a_refused_valid_request_is_schemathesis_acceptance_finding_only(
+        mock: EmbeddedMock, tmp_path: Path) -> None:
+    """The run fails every rule whose probe was refused (conformance/check_context.py); the
+    fuzzer does not: its mutations may make a request the contract calls valid unfit to
+    answer, so acceptance is schemathesis's positive_data_acceptance alone (a live fuzz of
+    Prism, answering 415 to a mutated media type, got six LOGPROBS findings for it)."""
+    _, report, out = fuzz_fault(mock.openai_url, "prompt-list-500", tmp_path, "--no-shrink")
+    messages = [f["message"] for f in report["findings"] if f["rule"]]
+    assert not [m for m in messages if "was refused" in m], out
