@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from . import core, errors, friendli, params, structured, text
+from . import core, errors, friendli, params, samplers, structured, text
 from .model import Probe, ProbeOutcome, ProbeSession
 
 PROBES: dict[str, Probe] = {
     probe.name: probe
-    for module in (core, text, params, errors, friendli, structured)
+    for module in (core, text, params, errors, friendli, structured, samplers)
     for probe in module.PROBES
 }
 

@@ -18,6 +18,7 @@ from . import (  # noqa: F401 - imported for their registrations
     logprobs,
     models,
     params,
+    samplers,
     schema,
     sse,
     stop,

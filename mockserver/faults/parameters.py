@@ -205,3 +205,52 @@ class StreamDiffers(_BodyFault):
             base = seed if _is_int(seed) else ctx.rng.randrange(SEED_SPACE)
             body["seed"] = (base + 1_000_003) % SEED_SPACE
         return body
+
+
+@register
+class MinTokensIgnored(_BodyFault):
+    name = "min-tokens-ignored"
+    description = "FriendliAI's `min_tokens` and `min_total_tokens` are accepted and ignored."
+    breaks = "Generation does not end before min_tokens (or min_total_tokens) are reached."
+    profiles = FRIENDLI
+
+    def alter_body(self, body: Body, ctx: FaultContext) -> Body:
+        body.pop("min_tokens", None)
+        body.pop("min_total_tokens", None)
+        return body
+
+
+@register
+class NoRepeatNgramIgnored(_BodyFault):
+    name = "no-repeat-ngram-ignored"
+    description = "FriendliAI's `no_repeat_ngram` is accepted and ignored."
+    breaks = "With no_repeat_ngram N, no N-gram of token ids occurs twice."
+    profiles = FRIENDLI
+
+    def alter_body(self, body: Body, ctx: FaultContext) -> Body:
+        body.pop("no_repeat_ngram", None)
+        return body
+
+
+@register
+class RepetitionPenaltyIgnored(_BodyFault):
+    name = "repetition-penalty-ignored"
+    description = "`repetition_penalty` is accepted and ignored."
+    breaks = "A repetition penalty lowers the score of tokens that already occurred."
+    profiles = FRIENDLI
+
+    def alter_body(self, body: Body, ctx: FaultContext) -> Body:
+        body.pop("repetition_penalty", None)
+        return body
+
+
+@register
+class MinPIgnored(_BodyFault):
+    name = "min-p-ignored"
+    description = "`min_p` is accepted and ignored."
+    breaks = "min_p drops tokens less likely than min_p times the most likely one."
+    profiles = FRIENDLI
+
+    def alter_body(self, body: Body, ctx: FaultContext) -> Body:
+        body.pop("min_p", None)
+        return body

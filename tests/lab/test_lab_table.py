@@ -37,6 +37,8 @@ def test_a_moved_reason_asks_for_a_new_why_quoting_the_old_one() -> None:
 PRECONDITION_SKIPS = {
     ("prism-openai", "INDICES-003"): "Prism answers every prompt with the spec's example text",
     ("prism-friendli", "INDICES-003"): "Prism answers every prompt with the spec's example text",
+    ("prism-friendli", "FRIENDLI-014"): "the spec's example, Prism's answer to every request, "
+    "repeats none of its token ids: no repeat to penalize",
 }
 """SKIPs on a recording that no failing rule explains, each with the server's reason."""
 

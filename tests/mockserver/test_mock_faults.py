@@ -218,6 +218,47 @@ def _(live: LiveServer) -> None:
     assert faulty.json()["choices"][0]["text"] == plain.json()["choices"][0]["text"]
 
 
+def _ignored_like_absent(live: LiveServer, fault: str, prompt: str, **field: object) -> tuple:
+    """The faulty answer equals the answer without ``field``; the clean one differs."""
+    payload = {"model": MODEL, "prompt": prompt, "max_tokens": 16, "temperature": 0}
+    clean, faulty = both(live, fault, {**payload, **field}, FRIENDLI)
+    plain = send(live, None, payload, FRIENDLI).json()["choices"][0]
+    assert faulty.json()["choices"][0]["tokens"] == plain["tokens"]
+    assert clean.json()["choices"][0]["tokens"] != plain["tokens"]
+    return clean.json()["choices"][0], plain
+
+
+@scenario("min-tokens-ignored")
+def _(live: LiveServer) -> None:
+    clean, plain = _ignored_like_absent(live, "min-tokens-ignored", "It was going to be a fine",
+                                        min_tokens=12)
+    assert plain["finish_reason"] == "stop" and len(plain["tokens"]) < 12
+    assert len(clean["tokens"]) >= 12
+
+
+@scenario("no-repeat-ngram-ignored")
+def _(live: LiveServer) -> None:
+    clean, _plain = _ignored_like_absent(live, "no-repeat-ngram-ignored", "Example:",
+                                         no_repeat_ngram=2)
+    pairs = list(zip(clean["tokens"], clean["tokens"][1:], strict=False))
+    assert len(pairs) == len(set(pairs))
+
+
+@scenario("repetition-penalty-ignored")
+def _(live: LiveServer) -> None:
+    _ignored_like_absent(live, "repetition-penalty-ignored", "Example:", repetition_penalty=10.0)
+
+
+@scenario("min-p-ignored")
+def _(live: LiveServer) -> None:
+    payload = {"model": MODEL, "prompt": "Example:", "max_tokens": 16, "temperature": 1.0,
+               "seed": 1234, "min_p": 1.0}
+    clean, faulty = both(live, "min-p-ignored", payload, FRIENDLI)
+    greedy = send(live, None, {**payload, "temperature": 0, "min_p": None}, FRIENDLI)
+    assert clean.json()["choices"][0]["text"] == greedy.json()["choices"][0]["text"]
+    assert faulty.json()["choices"][0]["text"] != greedy.json()["choices"][0]["text"]
+
+
 @scenario("token-prompt-rejected")
 def _(live: LiveServer) -> None:
     clean, faulty = both(live, "token-prompt-rejected", body(prompt=[464, 1361]))
