@@ -8,14 +8,18 @@ Kinds: ``exactly_one_of``, ``at_most_one_of``, ``all_or_none_of`` (counts of giv
 ``at_least`` (first >= second, when the first is given), ``forbids_when`` (when ``when`` holds,
 the first field must take one of ``allowed``), ``requires_value`` (when the first is given,
 ``requires`` must hold), ``list_length_equals`` (when the first is a list, its length equals the
-second field's value).
+second field's value), ``valid_json_schema`` and ``regex_without_lookarounds`` (the value at
+``path`` inside the first field, when that field matches ``where``, is a valid JSON Schema /
+a pattern with no lookahead or lookbehind).
 """
 
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+
+import jsonschema
 
 from .document import JSON, extension
 from .profiles import get_profile
@@ -108,6 +112,59 @@ def _list_length_equals(rule: CrossFieldRule, request: Mapping[str, JSON]) -> bo
     return not isinstance(expected, int) or isinstance(expected, bool) or len(value) == expected
 
 
+def _nested(rule: CrossFieldRule, request: Mapping[str, JSON]) -> JSON:
+    """The value at ``path`` inside the first field, when that field matches ``where``."""
+    value = request.get(rule.fields[0])
+    if not isinstance(value, Mapping) or not _conditions_hold(value, rule.options.get("where",
+                                                                                      {})):
+        return None
+    path: Sequence[str] = rule.options["path"]
+    for key in path:
+        value = value.get(key) if isinstance(value, Mapping) else None
+    return value
+
+
+def _valid_json_schema(rule: CrossFieldRule, request: Mapping[str, JSON]) -> bool:
+    schema = _nested(rule, request)
+    if not isinstance(schema, (dict, bool)):
+        return True  # absent, or a type error: the schema's to report
+    try:
+        jsonschema.validators.validator_for(schema).check_schema(schema)
+    except jsonschema.SchemaError:
+        return False
+    return True
+
+
+LOOKAROUNDS = ("(?=", "(?!", "(?<=", "(?<!")
+
+
+def has_lookaround(pattern: str) -> bool:
+    """Whether ``pattern`` opens a lookahead or lookbehind group (escapes and character
+    classes are skipped: ``\\(?=`` and ``[(?=]`` are literal characters)."""
+    position, in_class = 0, False
+    while position < len(pattern):
+        char = pattern[position]
+        if char == "\\":
+            position += 2
+            continue
+        if in_class:
+            in_class = char != "]"
+        elif char == "[":
+            in_class = True
+            if pattern.startswith("]", position + 1) or pattern.startswith("^]", position + 1):
+                position += 2 if pattern[position + 1] == "]" else 3  # a leading ] is literal
+                continue
+        elif pattern.startswith(LOOKAROUNDS, position):
+            return True
+        position += 1
+    return False
+
+
+def _regex_without_lookarounds(rule: CrossFieldRule, request: Mapping[str, JSON]) -> bool:
+    pattern = _nested(rule, request)
+    return not isinstance(pattern, str) or not has_lookaround(pattern)
+
+
 _KINDS: dict[str, Callable[[CrossFieldRule, Mapping[str, JSON]], bool]] = {
     "exactly_one_of": _exactly_one_of,
     "at_most_one_of": _at_most_one_of,
@@ -116,6 +173,8 @@ _KINDS: dict[str, Callable[[CrossFieldRule, Mapping[str, JSON]], bool]] = {
     "forbids_when": _forbids_when,
     "requires_value": _requires_value,
     "list_length_equals": _list_length_equals,
+    "valid_json_schema": _valid_json_schema,
+    "regex_without_lookarounds": _regex_without_lookarounds,
 }
 
 

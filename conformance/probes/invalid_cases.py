@@ -61,6 +61,14 @@ def _cross_field_cases(profile: spec.Profile) -> list[tuple[str, dict[str, JSON]
             ("seed-list-length", {"seed": [1, 2], "n": 1}),
             ("seed-list-length-streamed", {"seed": [1, 2], "n": 1, "stream": True}),
             ("max-tokens-and-max-total-tokens", {"max_tokens": 4, "max_total_tokens": 32}),
+            ("min-tokens-and-min-total-tokens", {"min_tokens": 1, "min_total_tokens": 4}),
+            ("min-tokens-with-response-format", {"min_tokens": 1,
+                                                 "response_format": {"type": "json_object"}}),
+            ("json-schema-not-a-schema", {"response_format": {
+                "type": "json_schema", "json_schema": {"schema": {"type": "object",
+                                                                  "required": "ok"}}}}),
+            ("regex-with-lookahead", {"response_format": {"type": "regex",
+                                                          "schema": "(?=a)[a-c]+"}}),
             ("stream-options-without-stream", {"stream": False,
                                                "stream_options": {"include_usage": True}}),
         ]

@@ -106,6 +106,13 @@ def _cross_field(profile: spec.Profile) -> list[tuple[dict[str, JSON], str, str]
         "min-tokens-without-response-format": ({"min_tokens": 1,
                                                 "response_format": {"type": "json_object"}},
                                                "min_tokens", "min_tokens with response_format"),
+        "json-schema-is-a-schema": ({"response_format": {
+            "type": "json_schema", "json_schema": {"schema": {"type": "object",
+                                                              "required": "ok"}}}},
+            "response_format", "json_schema that is not a JSON Schema"),
+        "regex-without-lookarounds": ({"response_format": {"type": "regex",
+                                                           "schema": "(?=a)[a-c]+"}},
+                                      "response_format", "regex with a lookahead"),
         "seed-list-matches-n": ({"seed": [1, 2, 3], "n": 2}, "seed", "seed list of the wrong size"),
         "prompt-xor-tokens": ({"tokens": [1, 2]}, "prompt", "both prompt and tokens"),
     }

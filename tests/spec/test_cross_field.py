@@ -74,3 +74,38 @@ def test_every_rule_names_wires_that_exist_and_a_source() -> None:
     for rule in spec.cross_field_rules():
         assert rule.wires and rule.wires <= wires, rule.id
         assert rule.source and rule.message, rule.id
+
+
+def _format(response_format: dict) -> dict:
+    return {"model": "m", "prompt": "x", "response_format": response_format}
+
+
+@pytest.mark.parametrize(
+    ("response_format", "expected"),
+    [
+        ({"type": "json_schema", "json_schema": {"schema": {"type": "object"}}}, []),
+        ({"type": "json_schema", "json_schema": {"schema": {"required": "a"}}},
+         ["json-schema-is-a-schema"]),
+        ({"type": "json_schema", "json_schema": {"schema": {"type": "frobnicate"}}},
+         ["json-schema-is-a-schema"]),
+        ({"type": "json_object", "json_schema": {"schema": {"required": "a"}}}, []),
+        ({"type": "regex", "schema": "[a-c]{2,4}-[0-9]+"}, []),
+        ({"type": "regex", "schema": "(?=a)b"}, ["regex-without-lookarounds"]),
+        ({"type": "regex", "schema": "a(?<!b)"}, ["regex-without-lookarounds"]),
+        ({"type": "text", "schema": "(?=a)b"}, []),
+    ],
+)
+def test_response_formats_the_engine_cannot_enforce(response_format: dict,
+                                                    expected: list[str]) -> None:
+    assert _ids(_format(response_format), "friendli") == expected
+
+
+@pytest.mark.parametrize(
+    ("pattern", "lookaround"),
+    [("(?=a)", True), ("(?!a)", True), ("(?<=a)b", True), ("(?<!a)b", True),
+     (r"\(?=", False), ("[(?=]", False), ("[]a(?=]", False), ("[^]](?=x)", True),
+     ("(?<name>a)", False), ("(?P<n>a)(?P=n)", False), ("(a)\\1", False)],
+)
+def test_lookarounds_are_found_outside_escapes_and_classes(pattern: str, lookaround: bool
+                                                           ) -> None:
+    assert spec.cross_field.has_lookaround(pattern) is lookaround
