@@ -36,6 +36,14 @@ BROKEN_FRAMING = frozenset(
 )
 
 
+def cut_off(exchange: Exchange) -> bool:
+    """Whether a non-streamed answer was cut short by the server's side: a status came, then
+    the connection broke before the body's end (ERRORS-008's failure; a stream cut short is
+    SSE-008's). A harness limit (time, size) is not the server cutting it off."""
+    return (exchange.status is not None and not exchange.is_sse
+            and exchange.termination is Termination.CONNECTION_ERROR)
+
+
 class CheckContext:
     """The read-only world of one rule's check."""
 
@@ -105,6 +113,9 @@ class CheckContext:
         """The JSON object of a complete 200 response (else NotApplicable)."""
         exchange = self.exchange(probe, key)
         label = f"{probe}/{key}"
+        if cut_off(exchange):
+            raise NotApplicable(f"{label} was cut off after HTTP {exchange.status}: "
+                                f"{exchange.error} (judged by ERRORS-008)")
         if exchange.termination is not Termination.EOF:
             raise HarnessProblem(f"{label} did not complete: {exchange.termination}")
         if exchange.status != 200:

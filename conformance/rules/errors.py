@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 
-from conformance.check_context import RETRY_LATER, CheckContext
+from conformance.check_context import RETRY_LATER, CheckContext, cut_off
 from conformance.model import NotApplicable, Violation, fail_each
 from conformance.transport import Exchange
 
@@ -201,8 +201,10 @@ def openai_limits_enforced(ctx: CheckContext) -> None:
 
 
 def _status(exchange: Exchange) -> int | str:
-    """The HTTP status, or how the connection ended when there was none."""
-    return exchange.status if exchange.status is not None else str(exchange.termination)
+    """The HTTP status, or how the connection ended when there was none (or it was cut)."""
+    if exchange.status is None:
+        return str(exchange.termination)
+    return f"{exchange.status}, cut off" if cut_off(exchange) else exchange.status
 
 
 
@@ -217,10 +219,12 @@ def _valid_probes() -> tuple[str, ...]:
     "ERRORS-008", MUST, "Valid requests get 2xx",
     requirement="Every request the probes send that the contract says is valid for the "
     "profile (and whose features the server claims) is answered 2xx; any other status, or a "
-    "connection that ends without a response, fails (429 and 503 are retried, then SKIP).",
+    "connection that ends without a whole response, fails (429 and 503 are retried, then "
+    "SKIP; a stream cut short is SSE-008's).",
     citation=f"{DOC}#/paths/~1v1~1completions/post/responses/200; {BUGS} #17, #24, #32",
     source=SPEC, probes=_valid_probes(),
-    faults=("prompt-list-500", "token-prompt-rejected", "best-of-equal-n-rejected"),
+    faults=("prompt-list-500", "token-prompt-rejected", "best-of-equal-n-rejected",
+            "disconnect-mid-body"),
 )
 def valid_requests_succeed(ctx: CheckContext) -> None:
     failed: list[tuple[str, Exchange]] = []
@@ -230,7 +234,7 @@ def valid_requests_succeed(ctx: CheckContext) -> None:
             continue  # the health check after invalid input is ERRORS-006's
         if exchange.status in RETRY_LATER:
             later.append(label)
-        elif exchange.status is None or not 200 <= exchange.status < 300:
+        elif exchange.status is None or not 200 <= exchange.status < 300 or cut_off(exchange):
             failed.append((label, exchange))
     if failed:
         listing = ", ".join(f"{name} ({_status(e)})" for name, e in failed)

@@ -1,4 +1,4 @@
-"""Faults in transport: content types, and streams that stop, drip or drop the connection.
+"""Faults in transport: content types, and answers that stop, drip or drop the connection.
 
 Spec: the ``application/json`` and ``text/event-stream`` media types of the completions
 responses; bug classes 11 and 13 of the research notes.
@@ -65,6 +65,23 @@ class DisconnectMidStream(Fault):
             await write(data)
 
         return dropping
+
+
+@register
+class DisconnectMidBody(Fault):
+    name = "disconnect-mid-body"
+    description = ("A non-streamed answer is cut off: half its body is sent, then the "
+                   "connection drops.")
+    breaks = "A response arrives whole (its Content-Length of bytes, then a clean end)."
+    hook = "writer"
+    stream = False
+
+    def wrap_write(self, write: Write, ctx: FaultContext) -> Write:
+        async def halving(data: bytes) -> None:
+            await write(bytes(data[: len(data) // 2]))
+            raise AbortConnection(self.name)
+
+        return halving
 
 
 @register

@@ -26,7 +26,7 @@ from spec import JSON
 
 from .. import sse
 from ..errors import ApiError
-from ..faults import Verdict
+from ..faults import AbortConnection, Verdict, Write
 from ..wire import (
     Identity,
     WireOptions,
@@ -162,6 +162,9 @@ async def _complete(request: web.Request, state: RequestState, params: dict[str,
         if encoded.startswith(prefix):
             request.app[CACHE].keep_answer(
                 answer_key, Answer(encoded[len(prefix):], usage.completion_tokens))
+    if state.faults.has("writer", state.ctx):  # a fault bends how the bytes go out
+        return await _send_in_pieces(request, encoded, headers,
+                                     wrap=lambda write: state.faults.wrap_write(write, state.ctx))
     if len(encoded) > PIECEWISE_BYTES:
         return await _send_in_pieces(request, encoded, headers)
     return web.Response(body=encoded, headers=headers)
@@ -213,20 +216,26 @@ async def _render(request: web.Request, state: RequestState, identity: Identity,
     return encoded, completion.usage
 
 
-async def _send_in_pieces(request: web.Request, encoded: bytes,
-                          headers: dict[str, str]) -> web.StreamResponse:
+async def _send_in_pieces(request: web.Request, encoded: bytes, headers: dict[str, str], *,
+                          wrap: Callable[[Write], Write] | None = None) -> web.StreamResponse:
     """A large body written a piece at a time (same bytes, same ``Content-Length``): one
-    write of 50 MB holds the event loop for a tenth of a second copying it into buffers."""
+    write of 50 MB holds the event loop for a tenth of a second copying it into buffers.
+    ``wrap`` lets a ``writer`` fault bend the writes (cut the body short)."""
     response = web.StreamResponse(headers=headers)
     response.content_length = len(encoded)
     view = memoryview(encoded)
+    faulty = wrap(response.write) if wrap is not None else None
     try:
         await response.prepare(request)
         for at in range(0, len(encoded), PIECE_BYTES):
-            await response.write(view[at:at + PIECE_BYTES])
+            piece = view[at:at + PIECE_BYTES]
+            await (faulty(bytes(piece)) if faulty is not None else response.write(piece))
         await response.write_eof()
     except ConnectionError:  # the client left; nothing more to say
         pass
+    except AbortConnection:  # a fault drops the connection mid-body
+        if request.transport is not None:
+            request.transport.close()
     return response
 
 

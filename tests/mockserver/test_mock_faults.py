@@ -493,6 +493,15 @@ def _(live: LiveServer) -> None:
     assert b"[DONE]" not in faulty.data and b'"finish_reason":"' not in faulty.data
 
 
+@scenario("disconnect-mid-body")
+def _(live: LiveServer) -> None:
+    clean, faulty = both(live, "disconnect-mid-body", body(max_tokens=8))
+    assert clean.complete and not faulty.complete
+    assert faulty.status == 200 and 0 < len(faulty.data) < len(clean.data)
+    streamed_reply = send(live, "disconnect-mid-body", streamed(max_tokens=8))
+    assert streamed_reply.complete  # streams are left alone (disconnect-mid-stream's)
+
+
 @scenario("slow-drip")
 def _(live: LiveServer) -> None:
     payload = json.dumps(body(stream=True, max_tokens=1)).encode()
