@@ -9,19 +9,24 @@ generation, with:
 * a ``text/event-stream`` deserializer on the harness's strict SSE parser (:mod:`.stream`);
 * every request capped and made servable (:mod:`.bodies`, :mod:`.hooks`), counted against a
   budget and retried on 429 / 503 (:mod:`.transport`);
-* every finding shrunk by hypothesis (:mod:`.shrink`) and reported with a curl command whose
-  secrets are shell variables (:mod:`.findings`, :mod:`.report`).
+* every finding shrunk by hypothesis (:mod:`.shrink`) with a curl command whose secrets are
+  shell variables (:mod:`.findings`), and reported through the result model and reporters of
+  ``conformance run`` (:mod:`.results`; schemathesis' checks are the ``FUZZ-NNN`` records of
+  :mod:`conformance.rules.schemathesis_checks`).
 
 From Python::
 
     from conformance.fuzz import FuzzConfig, fuzz
     result = fuzz(settings, FuzzConfig(max_examples=100, seed=1))
-    result.exit_code, result.findings
+    report = run_result(result, settings)     # a RunResult, as conformance run gives
+    report.exit_code, report.failures()
 """
 
 from .bodies import Caps
 from .engine import FuzzConfig, FuzzResult, fuzz
 from .findings import FuzzFinding
+from .results import run_result
 from .stream import event_stream, payloads
 
-__all__ = ["Caps", "FuzzConfig", "FuzzFinding", "FuzzResult", "event_stream", "fuzz", "payloads"]
+__all__ = ["Caps", "FuzzConfig", "FuzzFinding", "FuzzResult", "event_stream", "fuzz", "payloads",
+           "run_result"]

@@ -18,11 +18,12 @@ from conformance.configure import (
     split_list,
 )
 from conformance.embedded import EmbeddedMock, serving_args
+from conformance.reporting import write_console, write_html, write_json, write_junit
 from conformance.target_options import add_target_arguments, target_from_args
 
 from .bodies import Caps
 from .engine import FuzzConfig, FuzzResult, fuzz
-from .report import write_console, write_json, write_junit
+from .results import run_result
 
 DEFAULT_MAX_EXAMPLES = 50
 MAX_CONCURRENCY = 64
@@ -77,6 +78,7 @@ def add_parser(commands: argparse._SubParsersAction) -> argparse.ArgumentParser:
     reports = fuzz_parser.add_argument_group("reports")
     reports.add_argument("--json", metavar="FILE", help="write the JSON report")
     reports.add_argument("--junit-xml", metavar="FILE", help="write a JUnit XML report")
+    reports.add_argument("--html", metavar="FILE", help="write an HTML report")
     reports.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
     return fuzz_parser
 
@@ -124,12 +126,13 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         if mock is not None:
             mock.stop()
     _check_reachable(result)
-    write_console(result, out, embedded=mock is not None)
-    if args.json:
-        write_json(result, args.json)
-    if args.junit_xml:
-        write_junit(result, args.junit_xml)
-    return result.exit_code
+    report = run_result(result, settings, strict=config.strict, embedded=mock is not None)
+    write_console(report, out)
+    for path, write in ((args.json, write_json), (args.junit_xml, write_junit),
+                        (args.html, write_html)):
+        if path:
+            write(report, path)
+    return report.exit_code
 
 
 def _check_reachable(result: FuzzResult) -> None:

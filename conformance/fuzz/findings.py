@@ -6,6 +6,7 @@ of two examples of one finding the smaller request is kept, and :mod:`conformanc
 then replaces it with the smallest one hypothesis can find. Every finding carries a curl command
 built by :func:`conformance.transport.to_curl`, so it pastes as is, with the API key and
 ``--header`` values read from shell variables (``$OPENAI_API_KEY``, ``$X_MY_HEADER``...).
+:mod:`conformance.fuzz.results` turns them into the result model every reporter reads.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import schemathesis
 from schemathesis.core.failures import Failure
 from schemathesis.engine.recorder import Interaction, ScenarioRecorder
 
+from conformance.model import Violation
 from conformance.transport import DIRECT, Network, RecordedRequest, to_curl
 from spec import JSON
 
@@ -49,6 +51,8 @@ class FuzzFinding:
     shrunk: bool = False
     case: schemathesis.Case | None = field(default=None, compare=False, repr=False)
     """The schemathesis case that showed it (what :mod:`conformance.fuzz.shrink` reduces)."""
+    violation: Violation | None = field(default=None, compare=False, repr=False)
+    """What a catalog rule reported (expected, actual, path, evidence); None for the others."""
 
     @property
     def size(self) -> int:
@@ -95,6 +99,7 @@ def finding_of(check: str, failure: Failure, request: RecordedRequest,
         mode=mode,
         shrunk=shrunk,
         case=case,
+        violation=failure.violation if isinstance(failure, RuleFailure) else None,
     )
 
 
@@ -110,13 +115,14 @@ def shrunk_finding(finding: FuzzFinding, case: schemathesis.Case,
 
 def network_finding(failure: NetworkFailure, secret_headers: tuple[str, ...], *,
                     shrunk: bool = False) -> FuzzFinding:
-    """The finding of a request that got no complete response (a stream cut short is SSE-008's
-    failure; any other response cut short has no rule of its own)."""
+    """The finding of a request that got no complete response: a stream cut short is SSE-008's
+    failure, any other answer cut short (or never given) ERRORS-008's, as in ``conformance
+    run``."""
     what = "stream" if failure.streamed else "response"
     return FuzzFinding(
         check=CONNECTION,
         key=f"{CONNECTION}:{failure.kind}",
-        rule_id="SSE-008" if failure.streamed else None,
+        rule_id="SSE-008" if failure.streamed else "ERRORS-008",
         title=f"The {what} did not arrive whole",
         message=f"The request got no complete response: {failure.error}",
         operation=failure.operation,

@@ -1,7 +1,7 @@
 """The rule and result model of the harness (records only: no I/O)."""
 
 from .registry import Registry
-from .results import Finding, RuleResult, RunResult, RunStats, Target
+from .results import Finding, RuleResult, RunResult, RunStats, Search, Target
 from .rule import (
     Check,
     ConformanceSignal,
@@ -26,6 +26,7 @@ __all__ = [
     "RuleResult",
     "RunResult",
     "RunStats",
+    "Search",
     "SourceKind",
     "Target",
     "Verdict",

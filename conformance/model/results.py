@@ -91,7 +91,23 @@ class RunStats:
 
 
 @dataclass(frozen=True)
+class Search:
+    """What a fuzz run did to find its results: the seed that replays it, and its extent."""
+
+    seed: int
+    examples: int
+    retried: int = 0
+    """Requests sent again after 429 / 503."""
+    stop_reason: str = "completed"
+    errors: tuple[str, ...] = ()
+    """What went wrong in the run itself (not the server's fault to judge)."""
+
+
+@dataclass(frozen=True)
 class RunResult:
+    """One run's results: ``conformance run`` (probes, then the catalog) or ``conformance
+    fuzz`` (``search`` set: generated requests, each judged as it came back)."""
+
     target: Target
     results: tuple[RuleResult, ...]
     exchanges: Mapping[str, Exchange] = field(default_factory=dict)
@@ -100,6 +116,7 @@ class RunResult:
     notes: tuple[str, ...] = ()
     fail_on_skip: bool = False
     """``--fail-on-skip``: a MUST rule of a claimed feature that could not be judged fails."""
+    search: Search | None = None
 
     def counts(self) -> dict[Verdict, int]:
         tally = Counter(result.verdict for result in self.results)
@@ -129,8 +146,15 @@ class RunResult:
     def passed(self) -> bool:
         if self.fail_on_skip and self.coverage.unjudged_must:
             return False
+        if self.search is not None and self.search.errors:
+            return False
         return not any(result.verdict.fails(strict=self.strict) for result in self.results)
 
     @property
     def exit_code(self) -> int:
+        """0 passed, 1 a rule failed, 2 a fuzz run that broke down without finding anything
+        (its errors are the harness's, not the server's)."""
+        failed = any(result.verdict.fails(strict=self.strict) for result in self.results)
+        if self.search is not None and self.search.errors and not failed:
+            return 2
         return 0 if self.passed else 1

@@ -13,7 +13,7 @@ from typing import TextIO
 from conformance.model import VERDICT_ORDER, RunResult, Verdict
 
 from .connection import connection_lines
-from .text import finding_lines, latency_line
+from .text import finding_lines, latency_line, search_lines
 
 COLUMNS = ("PASS", "FAIL", "NON_STRICT", "SKIP", "ERROR")
 _VARIABLE = re.compile(r"\$([A-Z_][A-Z0-9_]*)")
@@ -39,10 +39,13 @@ def summary_table(result: RunResult) -> str:
 def write_console(result: RunResult, out: TextIO, *, verbose: bool = False) -> None:
     target = result.target
     where = "embedded mock" if target.embedded else target.base_url
-    out.write(f"completions conformance: {where} ")
+    tool = "completions conformance" if result.search is None else "conformance fuzz"
+    out.write(f"{tool}: {where} ")
     out.write(f"(profile {target.profile}, model {target.model})\n")
     for line in connection_lines(result):
         out.write(f"  {line}\n")
+    for line in search_lines(result):
+        out.write(f"{line}\n")
     out.write("\n")
     out.write(summary_table(result) + "\n")
     failures = result.failures()
@@ -65,6 +68,8 @@ def write_console(result: RunResult, out: TextIO, *, verbose: bool = False) -> N
     if variables:
         names = ", ".join(variables)
         out.write(f"\n(the curl commands read secrets from the environment: export {names})\n")
+    for error in result.search.errors if result.search else ():
+        out.write(f"\nERROR (the run itself): {error}\n")
     counts = result.counts()
     stats = result.stats
     out.write(

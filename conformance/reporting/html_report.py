@@ -12,7 +12,7 @@ from pathlib import Path
 from conformance.model import VERDICT_ORDER, RunResult, Verdict
 
 from .connection import connection_lines
-from .text import finding_lines, latency_line
+from .text import finding_lines, latency_line, search_lines
 
 STYLE = """
 body{font:14px/1.45 system-ui,sans-serif;margin:2em auto;max-width:72em;color:#222}
@@ -45,6 +45,9 @@ def html_report(result: RunResult) -> str:
         f"<style>{STYLE}</style></head><body>",
         f"<h1>Completions conformance: {escape(where)}</h1>",
         "".join(f"<p><b>{escape(line)}</b></p>" for line in connection_lines(result)),
+        "".join(f"<p>{escape(line)}</p>" for line in search_lines(result)),
+        "".join(f"<p class='FAIL'>ERROR (the run itself): {escape(error)}</p>"
+                for error in (result.search.errors if result.search else ())),
         f"<p>Profile <b>{escape(target.profile)}</b>, model <b>{escape(target.model)}</b>, "
         f"features: {escape(', '.join(target.features))}.<br>Result: "
         f"<b class='{'PASS' if result.passed else 'FAIL'}'>{verdict}</b>"

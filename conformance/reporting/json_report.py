@@ -6,7 +6,11 @@ Shape::
      "summary": {"PASS": n, "FAIL": n, "NON_STRICT": n, "SKIP": n, "ERROR": n, "total": n},
      "results": [{"rule", "level", "verdict", "message", "area", "title", "requirement",
                   "citation", "source", "finding": {...} | null, "exchanges": [...]}],
-     "stats": {...}, "exchanges": {"probe/key": {...}}}
+     "stats": {...}, "search": null | {"seed", "examples", "retried", "stop_reason", "errors"},
+     "exchanges": {"probe/key": {...}}}
+
+``search`` is set by ``conformance fuzz`` (its ``results`` are the checks it judged with, each
+finding labelled with the operation and how the request came to be; it records no exchanges).
 
 Each exchange is a faithful recording that ``mockserver --replay`` can serve back: the request
 (method, URL, headers, body) and the response (status, reason, headers as received, the raw
@@ -144,6 +148,7 @@ def report_json(result: RunResult) -> dict[str, JSON]:
             "time_to_first_token": _summary_stats(result.stats.ttft_seconds),
             "inter_token_latency": _summary_stats(result.stats.itl_seconds),
         },
+        "search": dataclasses.asdict(result.search) if result.search else None,
         "exchanges": {label: exchange_json(ex) for label, ex in result.exchanges.items()},
     }
 

@@ -37,16 +37,21 @@ def junit_xml(result: RunResult) -> str:
         name=f"conformance.{result.target.profile}",
         tests=str(len(result.results)),
         failures=str(failures),
-        errors=str(counts[Verdict.ERROR]),
+        errors=str(counts[Verdict.ERROR] + len(result.search.errors if result.search else ())),
         skipped=str(counts[Verdict.SKIP]),
         time=f"{result.stats.wall_seconds:.3f}",
     )
     properties = ET.SubElement(suite, "properties")
     coverage = result.coverage
-    for name, value in (("coverage", coverage.line()),
-                        ("unjudged_must", ",".join(coverage.unjudged_must)),
-                        ("fail_on_skip", str(result.fail_on_skip).lower()),
-                        ("weakened", str(connection_json(result)["weakened"]).lower())):
+    values = [("coverage", coverage.line()),
+              ("unjudged_must", ",".join(coverage.unjudged_must)),
+              ("fail_on_skip", str(result.fail_on_skip).lower()),
+              ("weakened", str(connection_json(result)["weakened"]).lower())]
+    if result.search is not None:
+        values += [("seed", str(result.search.seed)),
+                   ("examples", str(result.search.examples)),
+                   ("stop_reason", result.search.stop_reason)]
+    for name, value in values:
         ET.SubElement(properties, "property", name=name, value=xml_safe(value))
     for item in result.results:
         case = ET.SubElement(
@@ -68,6 +73,9 @@ def junit_xml(result: RunResult) -> str:
             ET.SubElement(case, "skipped", message=xml_safe(item.message[:500]))
         elif verdict is Verdict.NON_STRICT:
             ET.SubElement(case, "system-out").text = "NON_STRICT\n" + _details(item)
+    for error in result.search.errors if result.search else ():
+        case = ET.SubElement(suite, "testcase", classname="conformance.fuzz", name="harness")
+        ET.SubElement(case, "error", message=xml_safe(error[:500]), type="ERROR")
     ET.indent(suites)
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(suites, encoding="unicode")
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from conformance.model import RuleResult, RunStats
+from conformance.model import RuleResult, RunResult, RunStats
 from spec import JSON
 
 
@@ -38,6 +38,19 @@ def latency_line(stats: RunStats) -> str | None:
     return line
 
 
+def search_lines(result: RunResult) -> list[str]:
+    """How a fuzz run went and how to replay it (nothing for ``conformance run``)."""
+    search = result.search
+    if search is None:
+        return []
+    return [
+        f"seed: {search.seed}  (add --seed {search.seed} to replay this run)",
+        f"examples: {search.examples}, requests: {result.stats.requests} ({search.retried} "
+        f"retried after 429/503), {result.stats.wall_seconds:.1f} s, stopped: "
+        f"{search.stop_reason}",
+    ]
+
+
 def finding_lines(result: RuleResult) -> list[tuple[str, str]]:
     """``(label, text)`` pairs describing a result's finding, in reading order."""
     rule = result.rule
@@ -53,8 +66,9 @@ def finding_lines(result: RuleResult) -> list[tuple[str, str]]:
     lines.append(("Message", finding.message))
     if finding.path:
         lines.append(("Path", finding.path))
-    lines.append(("Expected", show(finding.expected)))
-    lines.append(("Actual", show(finding.actual)))
+    if finding.expected is not None or finding.actual is not None:
+        lines.append(("Expected", show(finding.expected)))
+        lines.append(("Actual", show(finding.actual)))
     if finding.exchange:
         lines.append(("Exchange", finding.exchange))
     if finding.evidence:

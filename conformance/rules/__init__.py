@@ -20,11 +20,13 @@ from . import (  # noqa: F401 - imported for their registrations
     params,
     samplers,
     schema,
+    schemathesis_checks,
     sse,
     stop,
     structured_outputs,
     usage,
 )
 from .base import CATALOG
+from .schemathesis_checks import FUZZ_CHECKS
 
-__all__ = ["CATALOG"]
+__all__ = ["CATALOG", "FUZZ_CHECKS"]

@@ -9,7 +9,7 @@ generated"); bug classes 18-20, 22, 26 and 33 of the research notes.
 
 from __future__ import annotations
 
-from typing import TypeGuard
+from typing import ClassVar, TypeGuard
 
 from spec import JSON
 
@@ -29,6 +29,17 @@ class _BodyFault(Fault):
     hook = "body"
 
 
+class _FieldsIgnored(_BodyFault):
+    """A field accepted and then ignored: the engine is handed the body without it."""
+
+    ignored: ClassVar[tuple[str, ...]] = ()
+
+    def alter_body(self, body: Body, ctx: FaultContext) -> Body:
+        for name in self.ignored:
+            body.pop(name, None)
+        return body
+
+
 @register
 class SeedIgnored(_BodyFault):
     name = "seed-ignored"
@@ -45,14 +56,11 @@ class SeedIgnored(_BodyFault):
 
 
 @register
-class StopIgnored(_BodyFault):
+class StopIgnored(_FieldsIgnored):
     name = "stop-ignored"
     description = "Stop strings are not honoured: generation continues past them."
     breaks = "Generation ends at the first stop string, which the text does not contain."
-
-    def alter_body(self, body: Body, ctx: FaultContext) -> Body:
-        body.pop("stop", None)
-        return body
+    ignored = ("stop",)
 
 
 @register
@@ -73,15 +81,12 @@ class MaxTokensOverrun(_BodyFault):
 
 
 @register
-class StopTokensIgnored(_BodyFault):
+class StopTokensIgnored(_FieldsIgnored):
     name = "stop-tokens-ignored"
     description = "FriendliAI `stop_tokens` are accepted and ignored: generation runs past them."
     breaks = "FriendliAI: a generated stop token ends generation, with finish_reason stop."
     profiles = FRIENDLI
-
-    def alter_body(self, body: Body, ctx: FaultContext) -> Body:
-        body.pop("stop_tokens", None)
-        return body
+    ignored = ("stop_tokens",)
 
 
 @register
@@ -137,40 +142,31 @@ class SeededNIdentical(_BodyFault):
 
 
 @register
-class BestOfIgnored(_BodyFault):
+class BestOfIgnored(_FieldsIgnored):
     name = "best-of-ignored"
     description = "`best_of` is accepted and ignored: the first n candidates are returned."
     breaks = "best_of > n returns the n best of best_of candidates (by mean logprob)."
     profiles = OPENAI
-
-    def alter_body(self, body: Body, ctx: FaultContext) -> Body:
-        body.pop("best_of", None)
-        return body
+    ignored = ("best_of",)
 
 
 @register
-class LogitBiasIgnored(_BodyFault):
+class LogitBiasIgnored(_FieldsIgnored):
     name = "logit-bias-ignored"
     description = "`logit_bias` is accepted and ignored."
     breaks = "logit_bias -100 bans a token and +100 forces it."
     profiles = OPENAI
-
-    def alter_body(self, body: Body, ctx: FaultContext) -> Body:
-        body.pop("logit_bias", None)
-        return body
+    ignored = ("logit_bias",)
 
 
 @register
-class ResponseFormatIgnored(_BodyFault):
+class ResponseFormatIgnored(_FieldsIgnored):
     name = "response-format-ignored"
     description = "FriendliAI's `response_format` is accepted and ignored: the output is free text."
     breaks = ("json_object output is one JSON object, json_schema output validates, regex "
               "output matches the pattern.")
     profiles = FRIENDLI
-
-    def alter_body(self, body: Body, ctx: FaultContext) -> Body:
-        body.pop("response_format", None)
-        return body
+    ignored = ("response_format",)
 
 
 @register
@@ -208,49 +204,36 @@ class StreamDiffers(_BodyFault):
 
 
 @register
-class MinTokensIgnored(_BodyFault):
+class MinTokensIgnored(_FieldsIgnored):
     name = "min-tokens-ignored"
     description = "FriendliAI's `min_tokens` and `min_total_tokens` are accepted and ignored."
     breaks = "Generation does not end before min_tokens (or min_total_tokens) are reached."
     profiles = FRIENDLI
-
-    def alter_body(self, body: Body, ctx: FaultContext) -> Body:
-        body.pop("min_tokens", None)
-        body.pop("min_total_tokens", None)
-        return body
+    ignored = ("min_tokens", "min_total_tokens")
 
 
 @register
-class NoRepeatNgramIgnored(_BodyFault):
+class NoRepeatNgramIgnored(_FieldsIgnored):
     name = "no-repeat-ngram-ignored"
     description = "FriendliAI's `no_repeat_ngram` is accepted and ignored."
     breaks = "With no_repeat_ngram N, no N-gram of token ids occurs twice."
     profiles = FRIENDLI
-
-    def alter_body(self, body: Body, ctx: FaultContext) -> Body:
-        body.pop("no_repeat_ngram", None)
-        return body
+    ignored = ("no_repeat_ngram",)
 
 
 @register
-class RepetitionPenaltyIgnored(_BodyFault):
+class RepetitionPenaltyIgnored(_FieldsIgnored):
     name = "repetition-penalty-ignored"
     description = "`repetition_penalty` is accepted and ignored."
     breaks = "A repetition penalty lowers the score of tokens that already occurred."
     profiles = FRIENDLI
-
-    def alter_body(self, body: Body, ctx: FaultContext) -> Body:
-        body.pop("repetition_penalty", None)
-        return body
+    ignored = ("repetition_penalty",)
 
 
 @register
-class MinPIgnored(_BodyFault):
+class MinPIgnored(_FieldsIgnored):
     name = "min-p-ignored"
     description = "`min_p` is accepted and ignored."
     breaks = "min_p drops tokens less likely than min_p times the most likely one."
     profiles = FRIENDLI
-
-    def alter_body(self, body: Body, ctx: FaultContext) -> Body:
-        body.pop("min_p", None)
-        return body
+    ignored = ("min_p",)

@@ -206,8 +206,9 @@ def test_fuzz_findings_reproduce_the_way_the_run_went_and_say_it_was_weakened(
     assert '<property name="weakened" value="true"' in junit.read_text()
     data = json.loads(report.read_text())
     assert data["connection"]["insecure"] is True and data["connection"]["weakened"] is True
-    assert data["findings"]
-    for finding in data["findings"]:
+    found = [f for result in data["results"] for f in result["findings"]]
+    assert found
+    for finding in found:
         assert finding["curl"].startswith('curl -sS --proxy "$PROXY" --insecure https://'), finding
     assert SECRET not in out + err + report.read_text()
 

@@ -58,7 +58,7 @@ def test_a_vendor_profile_file_drives_the_fuzzer(mock: EmbeddedMock, tmp_path: P
                            "--workers", "1", "-q", "--no-shrink", "--json", str(report))
     assert status in (0, 1), out + err
     data = json.loads(report.read_text())
-    assert data["profile"] == "vendor-x" and data["examples"] > 0
+    assert data["target"]["profile"] == "vendor-x" and data["search"]["examples"] > 0
 
 
 def served_vendor_profile(folder: Path) -> Path:
@@ -90,4 +90,4 @@ def test_the_embedded_mock_serves_the_profile_file_and_passes_under_it(tmp_path:
     status, out, err = cli("fuzz", "--profile", str(path), "--max-examples", "10", "--seed", "1",
                            "--workers", "1", "-q", "--no-shrink", "--json", str(fuzz_report))
     assert status == 0, out + err
-    assert json.loads(fuzz_report.read_text())["examples"] > 0
+    assert json.loads(fuzz_report.read_text())["search"]["examples"] > 0

@@ -75,3 +75,20 @@ def run_cli(args: Sequence[str]) -> tuple[int, str, str]:
     out, err = io.StringIO(), io.StringIO()
     status = main(list(args), out=out, err=err)
     return status, out.getvalue(), err.getvalue()
+
+
+def findings(report: dict) -> list[dict]:
+    """Every finding of a fuzz JSON report, each with its rule, its request and whether it was
+    shrunk (the report keeps the request as an exchange, under the finding's label)."""
+    found = []
+    for result in report["results"]:
+        for finding in result["findings"]:
+            exchange = report["exchanges"][finding["exchange"]]
+            found.append({**finding, "rule": result["rule"], "request": exchange["request"],
+                          "shrunk": finding["exchange"].endswith(", shrunk")})
+    return found
+
+
+def found_rules(report: dict) -> set[str]:
+    """The rules (catalog IDs, or FUZZ-NNN for schemathesis' checks) a fuzz run failed."""
+    return {result["rule"] for result in report["results"] if result["findings"]}

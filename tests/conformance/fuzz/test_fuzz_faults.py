@@ -1,8 +1,8 @@
 """``conformance fuzz`` finds the mock's faults and shrinks each to a short reproduction.
 
 Each fault breaks one requirement in one named way (``X-Mock-Fault: NAME``); the fuzzer, which
-knows nothing of the fault, must report the rule (or schemathesis check) that names it, with a
-curl command small enough to read. The full sweep over every fault is a slow test.
+knows nothing of the fault, must report the rule (or schemathesis check, FUZZ-NNN) that names
+it, with a curl command small enough to read. The full sweep over every fault is a slow test.
 """
 
 from __future__ import annotations
@@ -11,12 +11,12 @@ import json
 from pathlib import Path
 
 import pytest
-from fuzz_support import run_cli
+from fuzz_support import findings, found_rules, run_cli
 
 from conformance.embedded import EmbeddedMock
 
 REPRESENTATIVE = {
-    "invalid-input-500": {"ERRORS-002", "not_a_server_error"},
+    "invalid-input-500": {"ERRORS-002", "FUZZ-001"},
     "usage-total-wrong": {"USAGE-001"},
     "done-missing": {"SSE-005"},
     "content-type-wrong": {"CONTENT-TYPE-001"},
@@ -43,9 +43,8 @@ def fuzz_fault(url: str, fault: str, tmp_path: Path, *extra: str) -> tuple[int, 
 def test_a_fault_is_found_and_shrunk(mock: EmbeddedMock, fault: str, tmp_path: Path) -> None:
     status, report, out = fuzz_fault(mock.openai_url, fault, tmp_path)
     assert status == 1
-    found = {f["rule"] or f["check"] for f in report["findings"]}
-    assert REPRESENTATIVE[fault] <= found, out
-    for finding in report["findings"]:
+    assert REPRESENTATIVE[fault] <= found_rules(report), out
+    for finding in findings(report):
         body = finding["request"]["body"]
         assert len(body) <= SHORT_BODY, finding["request"]
         if body.startswith("{"):  # a stream cut short is shrunk too
@@ -59,14 +58,14 @@ def test_a_friendli_fault_is_found(mock: EmbeddedMock, tmp_path: Path) -> None:
     status, report, out = fuzz_fault(mock.friendli_url, "token-field-missing", tmp_path,
                                      "--profile", "friendli", "--phases", "examples,fuzzing")
     assert status == 1
-    assert "FRIENDLI-002" in {f["rule"] for f in report["findings"]}, out
+    assert "FRIENDLI-002" in found_rules(report), out
 
 
 def test_the_shrunk_reproduction_reproduces(mock: EmbeddedMock, tmp_path: Path) -> None:
     import requests
 
     _, report, _ = fuzz_fault(mock.openai_url, "usage-total-wrong", tmp_path)
-    [finding] = [f for f in report["findings"] if f["rule"] == "USAGE-001"]
+    [finding] = [f for f in findings(report) if f["rule"] == "USAGE-001"]
     answer = requests.post(finding["request"]["url"], data=finding["request"]["body"],
                            headers={"Content-Type": "application/json",
                                     "X-Mock-Fault": "usage-total-wrong"}, timeout=30).json()
@@ -81,5 +80,5 @@ def test_a_refused_valid_request_is_schemathesis_acceptance_finding_only(
     answer, so acceptance is schemathesis's positive_data_acceptance alone (a live fuzz of
     Prism, answering 415 to a mutated media type, got six LOGPROBS findings for it)."""
     _, report, out = fuzz_fault(mock.openai_url, "prompt-list-500", tmp_path, "--no-shrink")
-    messages = [f["message"] for f in report["findings"] if f["rule"]]
+    messages = [f["message"] for f in findings(report)]
     assert not [m for m in messages if "was refused" in m], out

@@ -7,20 +7,22 @@ import json
 from pathlib import Path
 
 import pytest
-from fuzz_support import run_cli
+from fuzz_support import found_rules, run_cli
 
 from conformance.embedded import EmbeddedMock
+from conformance.rules import FUZZ_CHECKS
 
 LONG_SECONDS = "40"
 """Per profile: three profiles make the two minutes the clean-mock run is allowed."""
 
 OPENAI_FAULTS = {
-    "best-of-equal-n-rejected": "positive_data_acceptance",
+    "best-of-equal-n-rejected": "FUZZ-004",
     "choice-missing": "INDICES-001",
     "content-type-json-wrong": "CONTENT-TYPE-002",
     "content-type-wrong": "CONTENT-TYPE-001",
     "created-changes": "IDENTITY-002",
     "data-after-done": "SSE-007",
+    "disconnect-mid-body": "ERRORS-008",
     "disconnect-mid-stream": "SSE-008",
     "done-doubled": "SSE-006",
     "done-early": "FINISH-002",
@@ -52,7 +54,7 @@ OPENAI_FAULTS = {
     "object-wrong": "IDENTITY-004",
     "stream-options-ignored-error": "ERRORS-004",
     "text-after-finish": "FINISH-004",
-    "token-prompt-rejected": "positive_data_acceptance",
+    "token-prompt-rejected": "FUZZ-004",
     "usage-before-finish": "USAGE-005",
     "usage-choices-not-empty": "USAGE-004",
     "usage-completion-off-by-one": "USAGE-008",
@@ -79,7 +81,7 @@ def test_the_clean_mock_survives_a_long_fuzz(mock: EmbeddedMock, profile: str,
                               "--workers", "2", "--seed", "20261129", "-q",
                               "--json", str(report)])
     assert status == 0, out
-    assert json.loads(report.read_text())["examples"] > 1000
+    assert json.loads(report.read_text())["search"]["examples"] > 1000
 
 
 def _found(mock: EmbeddedMock, profile: str, fault: str, tmp_path: Path,
@@ -92,7 +94,7 @@ def _found(mock: EmbeddedMock, profile: str, fault: str, tmp_path: Path,
         "--no-shrink", "--header", f"X-Mock-Fault: {fault}", "--json", str(report),
     ])
     assert status == 1, out + err
-    return {f["rule"] or f["check"] for f in json.loads(report.read_text())["findings"]}
+    return found_rules(json.loads(report.read_text()))
 
 
 @pytest.mark.slow
@@ -125,3 +127,12 @@ def test_every_friendli_fault_is_found(mock: EmbeddedMock, fault: str, expected:
     # invalid bodies are also sent streamed (fuzz/hooks.py flatmap_body), so error-in-stream
     # is found in 30 examples whatever else the process imported
     assert expected in _found(mock, "friendli", fault, tmp_path, examples=30)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("rule_id", "fault"),
+                         [(rule.id, fault) for rule in FUZZ_CHECKS for fault in rule.faults])
+def test_every_schemathesis_check_fails_under_its_faults(mock: EmbeddedMock, rule_id: str,
+                                                         fault: str, tmp_path: Path) -> None:
+    """Principle 1 for schemathesis' checks: each FUZZ-NNN record's faults make it fail."""
+    assert rule_id in _found(mock, "openai", fault, tmp_path)
