@@ -2,14 +2,25 @@
 
 from __future__ import annotations
 
+from types import ModuleType
+
 from . import core, errors, friendli, params, samplers, structured, text
 from .model import Probe, ProbeOutcome, ProbeSession
 
-PROBES: dict[str, Probe] = {
-    probe.name: probe
-    for module in (core, text, params, errors, friendli, structured, samplers)
-    for probe in module.PROBES
-}
+
+def _registry(*modules: ModuleType) -> dict[str, Probe]:
+    """Every module's probes by name, in module order; a name taken twice is an error at
+    import (as the rule catalog and the fault registry refuse duplicates)."""
+    probes: dict[str, Probe] = {}
+    for module in modules:
+        for probe in module.PROBES:
+            if probe.name in probes:
+                raise ValueError(f"probe {probe.name!r} is registered twice")
+            probes[probe.name] = probe
+    return probes
+
+
+PROBES = _registry(core, text, params, errors, friendli, structured, samplers)
 
 
 def probe_closure(names: set[str]) -> list[str]:
