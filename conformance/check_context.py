@@ -37,11 +37,12 @@ BROKEN_FRAMING = frozenset(
 
 
 def cut_off(exchange: Exchange) -> bool:
-    """Whether a non-streamed answer was cut short by the server's side: a status came, then
-    the connection broke before the body's end (ERRORS-008's failure; a stream cut short is
-    SSE-008's). A harness limit (time, size) is not the server cutting it off."""
-    return (exchange.status is not None and not exchange.is_sse
-            and exchange.termination is Termination.CONNECTION_ERROR)
+    """Whether the server's side broke a connection the harness had made before a whole
+    non-streamed answer came: before the status (a reset, after the one retry a reused
+    connection gets) or after it, mid-body. ERRORS-008's failure; a stream cut short is
+    SSE-008's. A harness limit (time, size) is not the server cutting it off, nor is a
+    connection that could not be made."""
+    return not exchange.is_sse and exchange.termination is Termination.CONNECTION_ERROR
 
 
 class CheckContext:
@@ -114,8 +115,9 @@ class CheckContext:
         exchange = self.exchange(probe, key)
         label = f"{probe}/{key}"
         if cut_off(exchange):
-            raise NotApplicable(f"{label} was cut off after HTTP {exchange.status}: "
-                                f"{exchange.error} (judged by ERRORS-008)")
+            when = f"after HTTP {exchange.status}" if exchange.status else "before an answer"
+            raise NotApplicable(f"{label} was cut off {when}: {exchange.error} "
+                                "(judged by ERRORS-008)")
         if exchange.termination is not Termination.EOF:
             raise HarnessProblem(f"{label} did not complete: {exchange.termination}")
         if exchange.status != 200:

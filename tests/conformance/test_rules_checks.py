@@ -248,3 +248,24 @@ def test_stop_001_judges_a_request_without_the_probes_oracle() -> None:
 
     assert verdict("STOP-001", outcomes("A list is th")) == "PASS"
     assert verdict("STOP-001", outcomes("A list is the")) == "FAIL"
+
+
+def _broken(status: int | None, body: bytes = b"") -> Exchange:
+    """A non-streamed answer whose connection the server broke (before or after the status)."""
+    from dataclasses import replace
+
+    from conformance.transport import Termination
+
+    return replace(json_exchange({}, request_body=PLAIN_BODY), status=status, body=body,
+                   termination=Termination.CONNECTION_ERROR, error="connection reset by peer")
+
+
+def test_a_connection_the_server_breaks_fails_errors_008_and_errors_nothing() -> None:
+    """A reset before the answer, or a body cut mid-way, is the server's defect: ERRORS-008
+    FAILs, and the rules built on that answer SKIP (prerequisite broken), never ERROR."""
+    for exchange in (_broken(None), _broken(200, b'{"id": "c", "choi')):
+        outcomes = greedy(stream(GOOD), plain=exchange)
+        assert verdict("ERRORS-008", outcomes) == "FAIL"
+        assert verdict("DET-001", outcomes) == "SKIP"
+        result = evaluate(rule("USAGE-010"), SETTINGS, outcomes, {})
+        assert result.verdict.value == "SKIP" and "ERRORS-008" in result.message
