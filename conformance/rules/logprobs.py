@@ -9,7 +9,7 @@ the start of the prompt"). Bug classes 26-29.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 from conformance.check_context import CheckContext
 from conformance.model import HarnessProblem, NotApplicable, Violation
@@ -17,7 +17,7 @@ from conformance.views import char_offsets, compact, joined_text_matches
 from spec import JSON
 
 from .base import BUGS, MUST, SCHEMAS, SPEC, rule
-from .common import assembled, choice_of, logprob_arrays, text_of
+from .common import assembled, choice_of, judgeable, logprob_arrays, text_of
 
 LOGPROBS = f"{SCHEMAS}/Logprobs"
 OBJECT = f"{SCHEMAS}/LogprobsObject"
@@ -29,39 +29,64 @@ def tokens_spell_text(tokens: Sequence[JSON], text: str) -> bool:
 
 
 def _requested(ctx: CheckContext) -> Iterator[tuple[str, str, JSON, str]]:
-    """``(label, text, logprobs value, prompt)`` of the logprobs probe's requests.
+    """``(label, text, logprobs value, prompt)`` of each of the logprobs probe's requests that
+    can be read: a broken stream does not hide its non-streamed twins (NotApplicable only when
+    none can be read).
 
     The probe records three (``l0``, ``ln``, ``ln_s``); a fuzzed exchange is filed as the one
     it resembles (:mod:`conformance.fuzz.bindings`), so keys never recorded are passed over.
     """
     prompt = str(ctx.note("logprobs", "prompt"))
     recorded = ctx.outcome("logprobs").requests
-    for key in ("l0", "ln"):
-        if key not in recorded:
-            continue
-        choice = choice_of(ctx, "logprobs", key)
-        yield f"logprobs/{key}", text_of(choice, f"logprobs/{key}"), choice.get("logprobs"), prompt
+
+    def plain(key: str) -> Callable[[], tuple[str, JSON]]:
+        def read() -> tuple[str, JSON]:
+            choice = choice_of(ctx, "logprobs", key)
+            return text_of(choice, f"logprobs/{key}"), choice.get("logprobs")
+        return read
+
+    def streamed() -> tuple[str, JSON]:
+        choice = assembled(ctx, "logprobs", "ln_s")[0]
+        return choice.text, choice.logprobs
+
+    readers: dict[str, Callable[[], tuple[str, JSON]]] = {
+        key: plain(key) for key in ("l0", "ln") if key in recorded}
     if "ln_s" in recorded:
-        streamed = assembled(ctx, "logprobs", "ln_s")[0]
-        yield "logprobs/ln_s", streamed.text, streamed.logprobs, prompt
+        readers["ln_s"] = streamed
+    for key, (text, value) in judgeable(readers):
+        yield f"logprobs/{key}", text, value, prompt
 
 
 def _arrays(ctx: CheckContext) -> Iterator[tuple[str, str, Arrays, str]]:
+    """Each readable request whose choice has a logprobs object; NotApplicable when none has
+    one (LOGPROBS-001 judges a missing object, and the others are still judged)."""
+    missing, found = [], False
     for label, text, value, prompt in _requested(ctx):
         arrays = logprob_arrays(value)
         if arrays is None:
-            raise NotApplicable(f"{label} has no logprobs object (judged by LOGPROBS-001)")
+            missing.append(label)
+            continue
+        found = True
         yield label, text, arrays, prompt
+    if not found:
+        raise NotApplicable(f"{', '.join(missing) or 'no request'}: no logprobs object "
+                            "(judged by LOGPROBS-001)")
 
 
 def _consistent(ctx: CheckContext) -> Iterator[tuple[str, str, Arrays, str]]:
-    """Arrays of equal length whose tokens spell the text (LOGPROBS-003 / 004 judge those)."""
+    """Each request whose arrays are of equal length and whose tokens spell the text;
+    NotApplicable when none's are (LOGPROBS-003 / 004 judge those)."""
+    reasons, found = [], False
     for label, text, arrays, prompt in _arrays(ctx):
         if len({len(v) for v in arrays.values()}) != 1:
-            raise NotApplicable(f"{label}: the arrays differ in length (LOGPROBS-003)")
-        if not tokens_spell_text(arrays["tokens"], text):
-            raise NotApplicable(f"{label}: the tokens do not spell the text (LOGPROBS-004)")
-        yield label, text, arrays, prompt
+            reasons.append(f"{label}: the arrays differ in length (LOGPROBS-003)")
+        elif not tokens_spell_text(arrays["tokens"], text):
+            reasons.append(f"{label}: the tokens do not spell the text (LOGPROBS-004)")
+        else:
+            found = True
+            yield label, text, arrays, prompt
+    if not found:
+        raise NotApplicable("; ".join(reasons))
 
 
 @rule(
