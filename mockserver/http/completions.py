@@ -162,7 +162,7 @@ async def _complete(request: web.Request, state: RequestState, params: dict[str,
         if encoded.startswith(prefix):
             request.app[CACHE].keep_answer(
                 answer_key, Answer(encoded[len(prefix):], usage.completion_tokens))
-    if state.faults.has("writer", state.ctx):  # a fault bends how the bytes go out
+    if state.faults and state.faults.has("writer", state.ctx):  # a fault bends the writes
         return await _send_in_pieces(request, encoded, headers,
                                      wrap=lambda write: state.faults.wrap_write(write, state.ctx))
     if len(encoded) > PIECEWISE_BYTES:
