@@ -17,12 +17,10 @@ answers the same way every time.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
-
 from spec import JSON
 
 from .friendli import FRIENDLI
-from .model import Probe, ProbeSession, ok_json
+from .model import Probe, ProbeBody, ProbeSession, ok_json
 from .prompts import SAMPLING_TEMPERATURE, SEED
 
 ENDING_PROMPT = "It was going to be a fine"
@@ -66,7 +64,6 @@ def _prompt_tokens(s: ProbeSession) -> int | None:
 
 async def min_tokens(s: ProbeSession) -> None:
     await s.complete("min", s.body(**_greedy(ENDING_PROMPT, min_tokens=MIN_TOKENS)))
-    s.note("min_tokens", MIN_TOKENS)
 
 
 async def min_total_tokens(s: ProbeSession) -> None:
@@ -87,22 +84,21 @@ async def max_total_tokens(s: ProbeSession) -> None:
     await s.complete("max", body)
 
 
-def _one_request(key: str, **fields: JSON) -> Callable[[ProbeSession], Awaitable[None]]:
+def _one_request(key: str, **fields: JSON) -> ProbeBody:
     async def run(s: ProbeSession) -> None:
         await s.complete(key, s.body(**_greedy(LOOPING_PROMPT, **fields)))
     return run
 
 
-def _needs_baselines(name: str, description: str, run: Callable[[ProbeSession], Awaitable[None]],
-                     *features: str) -> Probe:
+def _needs_baselines(name: str, description: str, run: ProbeBody, *features: str) -> Probe:
     return Probe(name, description, run, features=features, traits=FRIENDLI, needs=(BASELINES,))
 
 
 PROBES = (
     Probe(BASELINES, "greedy answers of a sentence about to end and of a repeating one",
           baselines, traits=FRIENDLI),
-    _needs_baselines("min-tokens", "min_tokens past where the greedy answer ends", min_tokens,
-                     "min_tokens"),
+    Probe("min-tokens", "min_tokens past where the greedy answer ends", min_tokens,
+          features=("min_tokens",), traits=FRIENDLI),
     _needs_baselines("min-total-tokens", "min_total_tokens past where the greedy answer ends",
                      min_total_tokens, "min_total_tokens"),
     _needs_baselines("max-total-tokens", "max_total_tokens below the greedy answer's total",
