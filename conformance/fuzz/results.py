@@ -90,11 +90,12 @@ def run_result(result: FuzzResult, settings: Settings, *, strict: bool = False,
         label = f"fuzz/{number}: {_where(finding)}"
         exchanges[label] = exchange_of(finding)
         found.setdefault(_rule_id(finding), []).append(finding_of(finding, label))
-    checks = [rule_of(check).id for check in result.checks]
-    names = checks + [rule_id for rule_id in found if rule_id not in checks]
+    rules = {rule.id: rule for rule in map(rule_of, result.checks)}
+    for rule_id in found:  # a connection finding's rule may not be one the run judged with
+        if rule_id not in rules:
+            rules[rule_id] = CATALOG.get(rule_id)
     results = []
-    for rule_id in names:
-        rule = FUZZ_CHECKS.get(rule_id) if rule_id in FUZZ_CHECKS else CATALOG.get(rule_id)
+    for rule_id, rule in rules.items():
         cases = found.get(rule_id, [])
         if not cases:
             results.append(RuleResult(rule, Verdict.PASS))
