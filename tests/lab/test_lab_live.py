@@ -1,6 +1,6 @@
 """The lab live (opt-in: ``pytest -m lab -n 0``): each server runs, and a replay of that very
-run gets the verdicts the live run got. Installs what is missing first (llama-cpp-python compiles for
-~10 minutes), so it is never part of the default suite or ``.ci/run``."""
+run gets the verdicts the live run got. Installs what is missing first (llama-cpp-python
+compiles for ~10 minutes), so it is never part of the default suite or ``.ci/run``."""
 
 from __future__ import annotations
 
