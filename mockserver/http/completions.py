@@ -13,6 +13,7 @@ bytes: only the media type and size checks run again, and a fresh ``id`` / ``cre
 from __future__ import annotations
 
 import asyncio
+import functools
 import threading
 from collections.abc import Callable, Iterator
 from typing import TypeVar
@@ -64,6 +65,8 @@ PIECEWISE_BYTES = 1 << 20
 """Answers larger than this are written in pieces of PIECE_BYTES (``_send_in_pieces``)."""
 PIECE_BYTES = 256 * 1024
 T = TypeVar("T")
+Built = Callable[[], GenerationRequest]
+"""The engine's request for the body, built on its first call and kept."""
 
 
 async def completions(request: web.Request) -> web.StreamResponse:
@@ -146,12 +149,14 @@ async def _complete(request: web.Request, state: RequestState, params: dict[str,
                     key: CacheKey | None, identity: Identity,
                     options: WireOptions, *, large: bool = False,
                     answer_key: AnswerKey | None = None) -> web.StreamResponse:
-    rendered = await _rendered(request, state, params, key, identity, options, large=large)
+    profile = state.route.profile
+    built = functools.cache(lambda: build_request(params, profile=profile))  # once, if at all
+    rendered = await _rendered(request, state, built, key, identity, options, large=large)
     if rendered is not None:
         encoded, usage = rendered
     else:
         encoded, usage = await _render(request, state, identity, options, await _completion(
-            request, state, params, key, large=large))
+            request, state, built, key, large=large))
     delay = request.app[LATENCY].whole(usage.completion_tokens)
     if delay > 0:
         await asyncio.sleep(delay)
@@ -170,24 +175,21 @@ async def _complete(request: web.Request, state: RequestState, params: dict[str,
     return web.Response(body=encoded, headers=headers)
 
 
-async def _rendered(request: web.Request, state: RequestState, params: dict[str, JSON],
+async def _rendered(request: web.Request, state: RequestState, built: Built,
                     key: CacheKey | None, identity: Identity, options: WireOptions, *,
                     large: bool) -> tuple[bytes, Usage] | None:
     """A large request that no fault touches, generated and rendered prompt by prompt on the
     engine's threads (``render.complete_rendered``); None for the usual path (small, faulted,
-    or in the result cache)."""
+    or in the result cache). ``built`` gives the engine's request (built on first call: a
+    large body's on a thread)."""
     cache, engine, profile = request.app[CACHE], request.app[ENGINE], state.route.profile
     if state.faults or cache.has_completion(key):
         return None
-    generation: GenerationRequest | None = None
-    if not large:
-        generation = build_request(params, profile=profile)
-        if not work.off_loop(generation, engine):
-            return None
+    if not large and not work.off_loop(built(), engine):
+        return None
 
     def job(stop: threading.Event) -> tuple[bytes, Usage, Completion | None]:
-        built = generation if generation is not None else build_request(params, profile=profile)
-        return complete_rendered(engine, built, stop, identity, profile=profile,
+        return complete_rendered(engine, built(), stop, identity, profile=profile,
                                  suffix=options.suffix,
                                  keep_units=MAX_ENTRY_UNITS if key is not None else 0)
 
@@ -239,17 +241,16 @@ async def _send_in_pieces(request: web.Request, encoded: bytes, headers: dict[st
     return response
 
 
-async def _completion(request: web.Request, state: RequestState, params: dict[str, JSON],
+async def _completion(request: web.Request, state: RequestState, built: Built,
                       key: CacheKey | None, *, large: bool) -> Completion:
     cache, engine = request.app[CACHE], request.app[ENGINE]
     completion = cache.completion(key)
-    profile = state.route.profile
     if completion is None and large:  # the wire conversion walks every prompt too
         completion = await _off_loop(request, lambda stop: work.complete(
-            engine, build_request(params, profile=profile), stop))
+            engine, built(), stop))
         cache.keep_completion(key, completion)
     elif completion is None:
-        generation = build_request(params, profile=profile)
+        generation = built()
         if work.off_loop(generation, engine):
             completion = await _off_loop(
                 request, lambda stop: work.complete(engine, generation, stop))
