@@ -6,6 +6,14 @@ README's performance section. Targets (issue 11, the 2-core machine, one stream)
 >= 10,000 with every processor on; greedy >= 100,000; load < 0.5 s, engine memory < 100 MB.
 Not a test: timings belong in benchmarks, not in CI.
 
+Tokens/s move with whatever else runs on the machine; instructions do not. Instructions per
+token of one path: run it under callgrind with ``--tokens N`` and with ``--tokens 0`` (both
+after the same ``--warmup``, which builds the per-temperature tables and fills the caches) and
+divide the difference by N::
+
+    valgrind --tool=callgrind python benchmarks/bench_engine.py --only "top_p 0.9" \
+        --warmup 2000 --tokens 2000
+
 Each path is measured as the issue measures it: ``Engine.complete`` in a loop, one request
 at a time (at most 1,000 tokens each, a new seed per request), end-of-text allowed, until
 ``--tokens`` tokens were generated. Requests reach the engine's per-context caches as the
@@ -41,7 +49,7 @@ def _throughput(engine: Engine, tokens: int, first_seed: int, **kwargs: Any) -> 
         elapsed += time.perf_counter() - start
         generated += completion.usage.completion_tokens
         seed += 1
-    return generated / elapsed
+    return generated / elapsed if elapsed else 0.0
 
 
 def _paths(eot: int) -> list[tuple[str, dict[str, Any], str]]:
@@ -55,6 +63,8 @@ def _paths(eot: int) -> list[tuple[str, dict[str, Any], str]]:
         ("temperature 1 (default sampling)", {}, ">= 50,000"),
         ("temperature 0.8", {"sampling": SamplingParams(temperature=0.8)}, ">= 30,000"),
         ("top_p 0.9", {"sampling": SamplingParams(top_p=0.9)}, ">= 30,000"),
+        ("temperature 0.8 + top_p 0.9", {"sampling": SamplingParams(temperature=0.8, top_p=0.9)},
+         ""),
         ("top_k 40", {"sampling": SamplingParams(top_k=40)}, ""),
         ("greedy (temperature 0)", {"sampling": SamplingParams(temperature=0.0)}, ">= 100,000"),
         ("logprobs 5 (temperature 1)", {"logprobs": 5}, ""),
@@ -104,13 +114,25 @@ print(json.dumps({"rss_mb": rss / 1024}))
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tokens", type=int, default=20000, help="tokens per measured path")
+    parser.add_argument("--only", metavar="NAME", help="measure only the path of this row name, "
+                        "without the load and memory probes (for callgrind)")
+    parser.add_argument("--warmup", type=int, default=0,
+                        help="tokens generated per path (other seeds) before measuring it")
     args = parser.parse_args()
     engine = Engine()
     engine.load()
+    for number, (name, fields, _) in enumerate(_paths(engine.tokenizer.eot_id)):
+        if args.warmup and (args.only is None or args.only == name):
+            _throughput(engine, args.warmup, 10**6 + 1000 * number, **fields)
     rows = [
         (name, _throughput(engine, args.tokens, 1000 * number, **fields), target)
         for number, (name, fields, target) in enumerate(_paths(engine.tokenizer.eot_id))
+        if args.only is None or args.only == name
     ]
+    if args.only is not None:
+        for name, value, _ in rows:
+            print(f"| {name} | {value:,.0f} tokens/s |")
+        return
     probe = json.loads(subprocess.run([sys.executable, "-c", _LOAD_PROBE], capture_output=True,
                                       text=True, check=True).stdout)
     baseline = json.loads(subprocess.run([sys.executable, "-c", _BASELINE_PROBE],
