@@ -6,12 +6,12 @@ Measures, in one run:
 
 1. a bare aiohttp hello-world (same worker count) under ``wrk`` with 64 connections: the
    baseline requests/s;
-2. the mock's non-streamed ``POST /v1/completions`` (``max_tokens`` 16) under the same load:
-   requests/s and p50 / p99 latency, twice: sampled at temperature 1 without a seed (every
-   request runs the engine), and with a seed (repeats are answered from the mock's result
-   cache, so this measures the mock without the engine);
+2. the mock's non-streamed ``POST /v1/completions`` (``max_tokens`` 16, temperature 0.8)
+   under the same load: requests/s and p50 / p99 latency, twice: sampled, a distinct seed per
+   request (every request runs the engine), and cached, one seed for all (repeats are answered
+   from the mock's result cache, so this measures the mock without the engine);
 3. streamed tokens/s with 256 concurrent streams (``min_tokens`` = ``max_tokens`` so every
-   stream carries exactly that many tokens), unseeded and seeded, with the mock's peak RSS
+   stream carries exactly that many tokens), sampled and cached, with the mock's peak RSS
    per worker. Streams/s come from Little's law (connections / mean stream time), which is
    exact in this closed loop and free of the end-of-run truncation of completed counts;
 4. 1,000 concurrent open streams (a long simulated time to first token keeps them open):
@@ -49,9 +49,11 @@ import aiohttp
 
 MODEL = "reference-ngram"
 READY = re.compile(r"http://127\.0\.0\.1:(\d+)/v1")
-NON_STREAM_BODY = {"model": MODEL, "prompt": "The Python language", "max_tokens": 16}
+NON_STREAM_BODY = {"model": MODEL, "prompt": "The Python language", "max_tokens": 16,
+                   "temperature": 0.8}
 STREAM_TOKENS = 64
 STREAM_BODY = {"model": MODEL, "prompt": "The Python language", "max_tokens": STREAM_TOKENS,
+               "temperature": 0.8,
                "min_tokens": STREAM_TOKENS, "stream": True}
 SLOW_BODY = {"model": MODEL, "prompt": "Hi", "max_tokens": 2, "stream": True}
 
@@ -185,12 +187,30 @@ class RssSampler:
 # -- load generators ----------------------------------------------------------------------
 
 
-def wrk(url: str, body: dict[str, Any], *, connections: int, duration: int) -> LoadResult:
+SEEDED_REQUESTS = """
+local threads = 0
+function setup(thread)
+  threads = threads + 1
+  thread:set("id", threads)
+end
+function request()
+  counter = (counter or 0) + 1
+  return wrk.format(nil, nil, nil, prefix .. (id * 1000000000 + counter) .. "}")
+end
+"""
+"""wrk's Lua for a distinct seed per request: each thread numbers its own requests."""
+
+
+def wrk(url: str, body: dict[str, Any], *, connections: int, duration: int,
+        fresh_seeds: bool = False) -> LoadResult:
     script = (
         'wrk.method = "POST"\n'
         f"wrk.body = {json.dumps(json.dumps(body))}\n"
         'wrk.headers["Content-Type"] = "application/json"\n'
     )
+    if fresh_seeds:
+        prefix = json.dumps(body)[:-1] + ', "seed": '
+        script += f"prefix = {json.dumps(prefix)}\n" + SEEDED_REQUESTS
     with tempfile.NamedTemporaryFile("w", suffix=".lua", delete=False) as handle:
         handle.write(script)
     try:
@@ -217,16 +237,18 @@ def _ms(value: str) -> float:
 
 
 async def _client_load(url: str, body: dict[str, Any], connections: int,
-                       duration: float) -> LoadResult:
+                       duration: float, fresh_seeds: bool) -> LoadResult:
     latencies: list[float] = []
     errors = 0
+    seeds = iter(range(1, 1 << 62))
     deadline = time.monotonic() + duration
     async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0)) as session:
         async def worker() -> None:
             nonlocal errors
             while time.monotonic() < deadline:
                 start = time.monotonic()
-                async with session.post(f"{url}/v1/completions", json=body) as response:
+                sent = {**body, "seed": next(seeds)} if fresh_seeds else body
+                async with session.post(f"{url}/v1/completions", json=sent) as response:
                     await response.read()
                     if response.status != 200:
                         errors += 1
@@ -239,10 +261,13 @@ async def _client_load(url: str, body: dict[str, Any], connections: int,
                       errors)
 
 
-def load(url: str, body: dict[str, Any], *, connections: int, duration: int) -> LoadResult:
+def load(url: str, body: dict[str, Any], *, connections: int, duration: int,
+         fresh_seeds: bool = False) -> LoadResult:
+    """``body`` under load; ``fresh_seeds``: each request with a seed of its own."""
     if shutil.which("wrk"):
-        return wrk(url, body, connections=connections, duration=duration)
-    return asyncio.run(_client_load(url, body, connections, duration))
+        return wrk(url, body, connections=connections, duration=duration,
+                   fresh_seeds=fresh_seeds)
+    return asyncio.run(_client_load(url, body, connections, duration, fresh_seeds))
 
 
 async def _concurrent_streams(url: str, count: int, timeout: float) -> tuple[int, int]:
@@ -277,14 +302,16 @@ def run(workers: int, duration: int, skip_10k: bool) -> dict[str, Any]:
         load(url, NON_STREAM_BODY, connections=64, duration=1)  # warm-up
         results["baseline"] = load(url, NON_STREAM_BODY, connections=64, duration=duration)
     with mock_server(workers) as (url, pids):
-        load(url, NON_STREAM_BODY, connections=64, duration=1)
-        results["non_stream"] = load(url, NON_STREAM_BODY, connections=64, duration=duration)
+        load(url, NON_STREAM_BODY, connections=64, duration=1, fresh_seeds=True)
+        results["non_stream"] = load(url, NON_STREAM_BODY, connections=64, duration=duration,
+                                     fresh_seeds=True)
         results["non_stream_cached"] = load(url, {**NON_STREAM_BODY, "seed": 1}, connections=64,
                                             duration=duration)
-        for name, stream_body in (("stream", STREAM_BODY),
-                                  ("stream_cached", {**STREAM_BODY, "seed": 1})):
+        for name, stream_body, fresh in (("stream", STREAM_BODY, True),
+                                         ("stream_cached", {**STREAM_BODY, "seed": 1}, False)):
             with RssSampler(pids) as rss:
-                stream = load(url, stream_body, connections=256, duration=duration)
+                stream = load(url, stream_body, connections=256, duration=duration,
+                              fresh_seeds=fresh)
             streams_per_s = 256 / (stream.mean_ms / 1000) if stream.mean_ms else 0.0
             stream.extra["tokens_per_s"] = streams_per_s * STREAM_TOKENS
             stream.extra["peak_rss_mb_per_worker"] = rss.max_per_worker
@@ -311,15 +338,15 @@ def report(results: dict[str, Any]) -> str:
         f"baseline hello-world        {base.requests_per_s:9.0f} req/s  "
         f"p50 {base.p50_ms:7.2f} ms  p99 {base.p99_ms:7.2f} ms",
     ]
-    for name, label in (("non_stream", "non-streamed, unseeded"),
-                        ("non_stream_cached", "non-streamed, seeded")):
+    for name, label in (("non_stream", "non-streamed, sampled"),
+                        ("non_stream_cached", "non-streamed, cached")):
         plain = results[name]
         lines.append(
             f"{label:<27} {plain.requests_per_s:9.0f} req/s  p50 {plain.p50_ms:7.2f} ms  "
             f"p99 {plain.p99_ms:7.2f} ms  = {plain.requests_per_s / base.requests_per_s:.0%} "
             f"of baseline  errors {plain.errors}")
-    for name, label in (("stream", "256 streams, unseeded"), ("stream_cached",
-                                                               "256 streams, seeded")):
+    for name, label in (("stream", "256 streams, sampled"), ("stream_cached",
+                                                              "256 streams, cached")):
         stream = results[name]
         lines.append(
             f"{label:<27} {stream.extra['tokens_per_s']:9.0f} tokens/s  "
