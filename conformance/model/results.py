@@ -118,6 +118,11 @@ class RunResult:
     """``--fail-on-skip``: a MUST rule of a claimed feature that could not be judged fails."""
     search: Search | None = None
 
+    @property
+    def run_errors(self) -> tuple[str, ...]:
+        """What went wrong in a fuzz run itself (none for ``conformance run``)."""
+        return self.search.errors if self.search is not None else ()
+
     def counts(self) -> dict[Verdict, int]:
         tally = Counter(result.verdict for result in self.results)
         return {verdict: tally.get(verdict, 0) for verdict in VERDICT_ORDER}
@@ -146,7 +151,7 @@ class RunResult:
     def passed(self) -> bool:
         if self.fail_on_skip and self.coverage.unjudged_must:
             return False
-        if self.search is not None and self.search.errors:
+        if self.run_errors:
             return False
         return not any(result.verdict.fails(strict=self.strict) for result in self.results)
 
@@ -155,6 +160,6 @@ class RunResult:
         """0 passed, 1 a rule failed, 2 a fuzz run that broke down without finding anything
         (its errors are the harness's, not the server's)."""
         failed = any(result.verdict.fails(strict=self.strict) for result in self.results)
-        if self.search is not None and self.search.errors and not failed:
+        if self.run_errors and not failed:
             return 2
         return 0 if self.passed else 1

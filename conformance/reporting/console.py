@@ -68,7 +68,7 @@ def write_console(result: RunResult, out: TextIO, *, verbose: bool = False) -> N
     if variables:
         names = ", ".join(variables)
         out.write(f"\n(the curl commands read secrets from the environment: export {names})\n")
-    for error in result.search.errors if result.search else ():
+    for error in result.run_errors:
         out.write(f"\nERROR (the run itself): {error}\n")
     counts = result.counts()
     stats = result.stats

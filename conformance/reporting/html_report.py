@@ -47,7 +47,7 @@ def html_report(result: RunResult) -> str:
         "".join(f"<p><b>{escape(line)}</b></p>" for line in connection_lines(result)),
         "".join(f"<p>{escape(line)}</p>" for line in search_lines(result)),
         "".join(f"<p class='FAIL'>ERROR (the run itself): {escape(error)}</p>"
-                for error in (result.search.errors if result.search else ())),
+                for error in result.run_errors),
         f"<p>Profile <b>{escape(target.profile)}</b>, model <b>{escape(target.model)}</b>, "
         f"features: {escape(', '.join(target.features))}.<br>Result: "
         f"<b class='{'PASS' if result.passed else 'FAIL'}'>{verdict}</b>"

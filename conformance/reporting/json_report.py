@@ -9,8 +9,9 @@ Shape::
      "stats": {...}, "search": null | {"seed", "examples", "retried", "stop_reason", "errors"},
      "exchanges": {"probe/key": {...}}}
 
-``search`` is set by ``conformance fuzz`` (its ``results`` are the checks it judged with, each
-finding labelled with the operation and how the request came to be; it records no exchanges).
+``search`` is set by ``conformance fuzz``: its ``results`` are the checks it judged with, and
+its ``exchanges`` each finding's request and the start of its answer, labelled
+``fuzz/N: POST /completions, negative data, HTTP 500, shrunk``.
 
 Each exchange is a faithful recording that ``mockserver --replay`` can serve back: the request
 (method, URL, headers, body) and the response (status, reason, headers as received, the raw

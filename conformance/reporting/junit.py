@@ -37,7 +37,7 @@ def junit_xml(result: RunResult) -> str:
         name=f"conformance.{result.target.profile}",
         tests=str(len(result.results)),
         failures=str(failures),
-        errors=str(counts[Verdict.ERROR] + len(result.search.errors if result.search else ())),
+        errors=str(counts[Verdict.ERROR] + len(result.run_errors)),
         skipped=str(counts[Verdict.SKIP]),
         time=f"{result.stats.wall_seconds:.3f}",
     )
@@ -73,7 +73,7 @@ def junit_xml(result: RunResult) -> str:
             ET.SubElement(case, "skipped", message=xml_safe(item.message[:500]))
         elif verdict is Verdict.NON_STRICT:
             ET.SubElement(case, "system-out").text = "NON_STRICT\n" + _details(item)
-    for error in result.search.errors if result.search else ():
+    for error in result.run_errors:
         case = ET.SubElement(suite, "testcase", classname="conformance.fuzz", name="harness")
         ET.SubElement(case, "error", message=xml_safe(error[:500]), type="ERROR")
     ET.indent(suites)
