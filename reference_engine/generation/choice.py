@@ -47,11 +47,6 @@ def _display_table(tokenizer: Tokenizer) -> tuple[str, ...]:
     return tuple(tokenizer.token_display(i) for i in range(tokenizer.vocab_size))
 
 
-def _wants_order_hint(params: SamplingParams, vocab_size: int) -> bool:
-    """Whether ``sample`` can use an ``order`` hint: top-p over the whole distribution."""
-    return params.temperature > 0.0 and params.top_p < 1.0 and not 0 < params.top_k < vocab_size
-
-
 def _static_context(params: SamplingParams) -> bool:
     """Whether the loop may keep the first :class:`SamplingContext` (see ``events``)."""
     return not params.has_logit_processors
@@ -157,9 +152,6 @@ class ChoiceRun:
         waiting = 0
         sampled: list[int] = []
         display = _display_table(tokenizer) if want_logprobs else ()
-        descending = None  # the model's base order, when sample can use it (top-p)
-        if _wants_order_hint(spec.params, len(self._token_bytes)):
-            descending = getattr(model, "descending_base", None)
 
         def decode(token: int, info: tuple[float, dict[str, float] | None]) -> str:
             nonlocal chars
@@ -202,7 +194,7 @@ class ChoiceRun:
                 view = model.sparse_logprobs(context)  # type: ignore[attr-defined]
                 try:
                     token, value = sample_sparse(view, params, rng,
-                                                 allowed=utf8_filters[waiting], order=descending)
+                                                 allowed=utf8_filters[waiting])
                 except NoAllowedTokenError:
                     reason = "stop"
                     break
@@ -229,8 +221,7 @@ class ChoiceRun:
                     if step < len(forced):
                         token = forced[step]
                     elif static_ctx:  # no response_format grammar: no token filter but UTF-8's
-                        token = sample(processed, params, rng, allowed=utf8_filters[waiting],
-                                       order=descending)
+                        token = sample(processed, params, rng, allowed=utf8_filters[waiting])
                     else:
                         grammar_filter = ctx.token_filter()
                         utf8 = utf8_filters[waiting]
@@ -241,8 +232,7 @@ class ChoiceRun:
                             allowed = grammar_filter
                         else:
                             allowed = AllOf(grammar_filter, utf8)
-                        token = sample(processed, params, rng, allowed=allowed,
-                                       order=descending)
+                        token = sample(processed, params, rng, allowed=allowed)
                 except NoAllowedTokenError:
                     # The request's constraints leave no token at all (e.g. json_object needs
                     # "{" and eos_token lists it, so it is banned until the object is

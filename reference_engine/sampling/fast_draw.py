@@ -299,9 +299,8 @@ def sample_sparse(
     rng: RandomSource,
     *,
     allowed: TokenFilter | None = None,
-    order: IdArray | None = None,
 ) -> tuple[int, float]:
-    """``sample(view.dense(), params, rng, allowed=allowed, order=order)`` for the params
+    """``sample(view.dense(), params, rng, allowed=allowed)`` for the params
     ``sparse_path`` accepts, and the token's logprob (``view.dense()[token]``): the same
     token, the same ``rng`` calls and the same bits, mostly without the dense array (it is
     used when the token filter rejects the pick or ``draw`` cannot be sure)."""
@@ -310,12 +309,12 @@ def sample_sparse(
         if allowed is None or allowed(token):
             return token, value
         dense = view.dense()
-        token = sample(dense, params, rng, allowed=allowed, order=order)
+        token = sample(dense, params, rng, allowed=allowed)
         return token, float(dense[token])
     u = rng.random()
     drawn = draw(view, params.temperature, u)
     if drawn is not None and (allowed is None or allowed(drawn[0])):
         return drawn
     dense = view.dense()
-    token = sample(dense, params, _Replay(u, rng), allowed=allowed, order=order)
+    token = sample(dense, params, _Replay(u, rng), allowed=allowed)
     return token, float(dense[token])
