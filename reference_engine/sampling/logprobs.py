@@ -39,7 +39,9 @@ def log_softmax(logits: FloatArray, *, base: FloatArray | None = None) -> FloatA
     if base is not None:
         changed = (logits != base).nonzero()[0]
         if changed.shape[0] <= _SPARSE_LIMIT:
-            return _sparse_log_softmax(logits, base, changed)
+            out = _sparse_log_softmax(logits, base, changed)
+            if out is not None:
+                return out
     shifted = np.subtract(logits, top)
     normaliser = detlog1(detsum(detexp(shifted)))  # detlog1 gives detlog's bits
     return np.subtract(shifted, normaliser, shifted)
@@ -55,29 +57,43 @@ def sparse_log_softmax(base: FloatArray, banned: IdArray) -> FloatArray:
     if not top > -np.inf:
         raise NoAllowedTokenError("every token was banned by the logit processors")
     changed = banned[base[banned] != -np.inf]  # == (x != base).nonzero()[0]
-    return _sparse_log_softmax(x, base, changed)
+    out = _sparse_log_softmax(x, base, changed)
+    return log_softmax(x) if out is None else out
 
 
 _SPARSE_LIMIT = 1024  # past this, exponentiate everything (changing it changes output bits)
 _SCALAR_LIMIT = 12
+_MOST_OF_THE_MASS = 0.5
+"""Past this base mass in the changed entries, exponentiate everything: the unchanged mass
+``1 - sum(exp(base[changed]))`` would be a difference of nearly equal numbers, and its
+rounding (~1e-16 absolute) a large relative error when little mass is left (banning the
+likely tokens left ~1e-6 of it, and the result summed to 1 + 1e-9)."""
 
 
 @functools.lru_cache(maxsize=4096)
-def _scalar_normaliser(values: tuple[float, ...], base_values: tuple[float, ...]) -> float:
+def _scalar_normaliser(values: tuple[float, ...], base_values: tuple[float, ...]
+                       ) -> float | None:
     """What ``_sparse_log_softmax`` subtracts when a few entries changed from ``base_values`` to
     ``values``: a pure function of those floats, so remembered (a context's end-of-text
-    logprob comes back whenever the context does, as under a grammar banning it)."""
+    logprob comes back whenever the context does, as under a grammar banning it); None when
+    the changed entries held most of the mass (``_MOST_OF_THE_MASS``)."""
     shift = max(0.0, max(values)) if values else 0.0
-    rest = max(0.0, 1.0 - detsum_small([detexp1(v) for v in base_values]))
+    changed_mass = detsum_small([detexp1(v) for v in base_values])
+    if changed_mass > _MOST_OF_THE_MASS:
+        return None
+    rest = max(0.0, 1.0 - changed_mass)
     mass = rest * detexp1(-shift) + detsum_small([detexp1(v - shift) for v in values])
     return shift + detlog1(mass)
 
 
-def _sparse_log_softmax(logits: FloatArray, base: FloatArray, changed: IdArray) -> FloatArray:
+def _sparse_log_softmax(logits: FloatArray, base: FloatArray, changed: IdArray
+                        ) -> FloatArray | None:
+    """``log_softmax(logits)`` from the ``changed`` entries alone, or None when they held
+    most of the base mass (see ``_MOST_OF_THE_MASS``)."""
     if changed.shape[0] <= _SCALAR_LIMIT:  # NumPy's per-call overhead dominates tiny arrays
         normaliser = _scalar_normaliser(tuple(logits[changed].tolist()),
                                         tuple(base[changed].tolist()))
-        return np.subtract(logits, normaliser)
+        return None if normaliser is None else np.subtract(logits, normaliser)
     # Both exponentials in one detexp call and both sums in one detsum_rows call (NumPy's
     # per-call overhead dominates a few hundred values): the same operations per value, and
     # the same pairwise order per sum, as two separate detexp + detsum calls.
@@ -87,6 +103,8 @@ def _sparse_log_softmax(logits: FloatArray, base: FloatArray, changed: IdArray) 
     pairs[:, 0] = base[changed]
     np.subtract(values, shift, out=pairs[:, 1])
     sums = detsum_rows(detexp(pairs).T)
+    if float(sums[0]) > _MOST_OF_THE_MASS:
+        return None
     rest = max(0.0, 1.0 - float(sums[0]))
     mass = rest * detexp1(-shift) + float(sums[1])
     return np.subtract(logits, shift + detlog1(mass))
