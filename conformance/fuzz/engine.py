@@ -32,10 +32,25 @@ from . import stream as _stream  # noqa: F401 - registers the text/event-stream 
 from .bodies import Caps, cap
 from .checks import FuzzRun, attach, detach, select_rules
 from .document import fuzz_document, relative_path, without_examples
-from .findings import CONNECTION, FindingCollector, FuzzFinding, network_finding, shrunk_finding
+from .findings import (
+    CONNECTION,
+    FindingCollector,
+    FuzzFinding,
+    RuleOf,
+    connection_kind,
+    network_finding,
+    shrunk_finding,
+)
 from .hooks import install
 from .shrink import shrink_case, shrink_cut
-from .transport import GuardedOpenApiSchema, RequestBudgetSpent, RequestGuard, guard_schema
+from .transport import (
+    GuardedOpenApiSchema,
+    NetworkFailure,
+    RequestBudgetSpent,
+    RequestGuard,
+    guard_schema,
+)
+from .unanswered import unanswered_rule
 
 BUILTIN_CHECKS = (
     "not_a_server_error",
@@ -147,7 +162,9 @@ def fuzz(settings: Settings, config: FuzzConfig, *, progress: Progress | None = 
     result = FuzzResult(seed=seed, profile=settings.profile.name,
                         base_url=redact_url(settings.base_url), checks=tuple(checks),
                         network=settings.network.redacted())
-    collector = FindingCollector(settings.secret_header_names, network=settings.network)
+    rule_of = _unanswered_rule_of(settings, operations)
+    collector = FindingCollector(settings.secret_header_names, network=settings.network,
+                                 rule_of=rule_of)
     started = time.monotonic()
     say(f"seed {seed}: replay this run with --seed {seed}")
     schemas: list[GuardedOpenApiSchema] = []
@@ -163,7 +180,7 @@ def fuzz(settings: Settings, config: FuzzConfig, *, progress: Progress | None = 
         # what the run cut short, before shrinking adds cuts of its own candidates
         collector.add_network(list(guard.network_failures))
         if config.shrink and not guard.spent:
-            _shrink_findings(settings, config.caps, guard, collector, say)
+            _shrink_findings(settings, config.caps, guard, collector, say, rule_of)
     finally:
         for schema in schemas:
             detach(schema)
@@ -176,6 +193,21 @@ def fuzz(settings: Settings, config: FuzzConfig, *, progress: Progress | None = 
     if guard.spent:
         result.stop_reason = f"request budget of {config.max_requests} spent"
     return result
+
+
+def _unanswered_rule_of(settings: Settings, operations: dict[str, str]) -> RuleOf:
+    """What a request that got no whole answer fails, judged by what it asked
+    (:mod:`conformance.fuzz.unanswered`); nothing when schemathesis sent the operation's path
+    another method (``POST /models``, ``OPTIONS /completions``): no rule covers those, as
+    :func:`conformance.fuzz.checks.sample_of` leaves their answers unjudged."""
+    def rule_of(failure: NetworkFailure) -> str | None:
+        method = failure.operation.split(" ", 1)[0].upper()
+        if failure.request.method.upper() != method:
+            return None
+        return unanswered_rule(failure.request, streamed=failure.streamed,
+                               completions=operations.get(failure.operation) == "completions",
+                               profile=settings.profile)
+    return rule_of
 
 
 def _passes(profile: str, phases: tuple[str, ...]
@@ -212,7 +244,7 @@ MAX_SHRUNK = 12
 
 
 def _shrink_findings(settings: Settings, caps: Caps, guard: RequestGuard,
-                     collector: FindingCollector, say: Progress) -> None:
+                     collector: FindingCollector, say: Progress, rule_of: RuleOf) -> None:
     """Replace each finding's example with the smallest reduction that still fails the same
     way (see :mod:`conformance.fuzz.shrink`)."""
     headers = dict(settings.request_headers())
@@ -228,11 +260,12 @@ def _shrink_findings(settings: Settings, caps: Caps, guard: RequestGuard,
         say(f"shrinking {finding.key} on {finding.operation}")
         try:
             if finding.check == CONNECTION:
-                cut = shrink_cut(finding.case, kind=finding.key.partition(":")[2],
+                cut = shrink_cut(finding.case, kind=connection_kind(finding.key),
                                  headers=headers, prepare=prepare,
-                                 recorded=guard.network_failures)
+                                 recorded=guard.network_failures,
+                                 same=_same_rule(rule_of, finding.rule_id))
                 if cut is not None:
-                    smaller = network_finding(cut, secret, shrunk=True)
+                    smaller = network_finding(cut, secret, shrunk=True, rule_of=rule_of)
                     collector.replace(smaller if smaller.size <= finding.size
                                       else replace(finding, shrunk=True))
                 continue
@@ -244,6 +277,11 @@ def _shrink_findings(settings: Settings, caps: Caps, guard: RequestGuard,
         if best.case is not None and best.response is not None and best.failure is not None:
             collector.replace(shrunk_finding(finding, best.case, best.response, best.failure,
                                              secret))
+
+
+def _same_rule(rule_of: RuleOf, rule_id: str | None) -> Callable[[NetworkFailure], bool]:
+    """Whether a shrinking candidate's cut breaks the finding's own rule."""
+    return lambda cut: rule_of(cut) == rule_id
 
 
 def guard_answered(guard: RequestGuard) -> bool:

@@ -11,7 +11,7 @@ built by :func:`conformance.transport.to_curl`, so it pastes as is, with the API
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 
 import schemathesis
@@ -113,16 +113,29 @@ def shrunk_finding(finding: FuzzFinding, case: schemathesis.Case,
     return smaller if smaller.size <= finding.size else replace(finding, shrunk=True)
 
 
+RuleOf = Callable[[NetworkFailure], str | None]
+"""The rule a request that got no complete response fails
+(:func:`conformance.fuzz.unanswered.unanswered_rule` for a run's profile); None when no rule
+covers the request (schemathesis' probe of a method the operation does not have)."""
+
+
+def default_rule(failure: NetworkFailure) -> str:
+    """Without the profile at hand: SSE-008 for a stream, ERRORS-008 for anything else."""
+    return "SSE-008" if failure.streamed else "ERRORS-008"
+
+
 def network_finding(failure: NetworkFailure, secret_headers: tuple[str, ...], *,
-                    shrunk: bool = False) -> FuzzFinding:
-    """The finding of a request that got no complete response: a stream cut short is SSE-008's
-    failure, any other answer cut short (or never given) ERRORS-008's, as in ``conformance
-    run``."""
+                    shrunk: bool = False, rule_of: RuleOf = default_rule) -> FuzzFinding:
+    """The finding of a request that got no complete response, under the rule ``rule_of``
+    says, as in ``conformance run``: a valid stream cut short is SSE-008's failure, any other
+    valid request's ERRORS-008's, an invalid request's the invalid-input rule of its kind. One
+    finding per rule and exception class (``connection:ERRORS-001:ReadTimeout``)."""
     what = "stream" if failure.streamed else "response"
+    rule_id = rule_of(failure) or default_rule(failure)
     return FuzzFinding(
         check=CONNECTION,
-        key=f"{CONNECTION}:{failure.kind}",
-        rule_id="SSE-008" if failure.streamed else "ERRORS-008",
+        key=connection_key(rule_id, failure.kind),
+        rule_id=rule_id,
         title=f"The {what} did not arrive whole",
         message=f"The request got no complete response: {failure.error}",
         operation=failure.operation,
@@ -135,12 +148,24 @@ def network_finding(failure: NetworkFailure, secret_headers: tuple[str, ...], *,
     )
 
 
+def connection_key(rule_id: str, kind: str) -> str:
+    """The key of a connection finding: its rule and the exception's class name."""
+    return f"{CONNECTION}:{rule_id}:{kind}"
+
+
+def connection_kind(key: str) -> str:
+    """The exception's class name in a :func:`connection_key` (class names hold no colon)."""
+    return key.rsplit(":", 1)[-1]
+
+
 class FindingCollector:
     """Folds recorded scenarios and network failures into deduplicated findings."""
 
-    def __init__(self, secret_headers: Iterable[str] = (), *, network: Network = DIRECT) -> None:
+    def __init__(self, secret_headers: Iterable[str] = (), *, network: Network = DIRECT,
+                 rule_of: RuleOf = default_rule) -> None:
         self.secret_headers = tuple(secret_headers)
         self.network = network.redacted()
+        self.rule_of = rule_of
         self._found: dict[tuple[str, str], FuzzFinding] = {}
 
     def _through_network(self, finding: FuzzFinding) -> FuzzFinding:
@@ -173,8 +198,8 @@ class FindingCollector:
 
     def add_network(self, failures: Iterable[NetworkFailure]) -> None:
         for failure in failures:
-            if failure.connected:
-                self.keep(network_finding(failure, self.secret_headers))
+            if failure.connected and self.rule_of(failure) is not None:
+                self.keep(network_finding(failure, self.secret_headers, rule_of=self.rule_of))
 
     def keep(self, finding: FuzzFinding) -> None:
         finding = self._through_network(finding)

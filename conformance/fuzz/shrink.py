@@ -181,9 +181,12 @@ def shrink_case(case: schemathesis.Case, *, check: str, key: str, headers: dict[
 
 def shrink_cut(case: schemathesis.Case, *, kind: str, headers: dict[str, str],
                prepare: Callable[[JSON], JSON], recorded: list[NetworkFailure],
-               max_requests: int = 120) -> NetworkFailure | None:
+               max_requests: int = 120,
+               same: Callable[[NetworkFailure], bool] = lambda cut: True,
+               ) -> NetworkFailure | None:
     """The smallest reduction of ``case``, whose request got no complete response, that still
-    gets none the same way (an exception of class ``kind``); None when none did.
+    gets none the same way (an exception of class ``kind``, and ``same`` holding: the same
+    rule broken, so an invalid request never shrinks into a valid one); None when none did.
 
     ``recorded`` is the run guard's list of network failures, where each candidate's own
     failure lands (with the request as sent, for the reproduction).
@@ -198,7 +201,7 @@ def shrink_cut(case: schemathesis.Case, *, kind: str, headers: dict[str, str],
             candidate.call(headers=headers)
         except requests.RequestException:
             for cut in recorded[seen:]:
-                if cut.connected and cut.kind == kind:
+                if cut.connected and cut.kind == kind and same(cut):
                     smallest.append(cut)
                     return True
         return False
