@@ -5,10 +5,11 @@ its ID) or one of schemathesis' checks (its ``FUZZ-NNN`` record in
 :mod:`conformance.rules.schemathesis_checks`), FAIL with one finding per defect found, PASS
 when none was. A request that got no whole answer is judged by what it asked, as in
 ``conformance run``: a valid one is SSE-008's (a stream) or ERRORS-008's finding, an invalid
-one its invalid-input rule's (ERRORS-001 for a malformed body; :mod:`.unanswered`). Each finding's request is recorded as an exchange
-(``fuzz/N: POST /completions, negative data, HTTP 500, shrunk``), so the JSON report holds it
-as a run's report holds its probes' requests. The seed and the run's extent go in
-:class:`~conformance.model.Search`, so the reports say how to replay it.
+one its invalid-input rule's (ERRORS-001 for a malformed body; :mod:`.unanswered`). Each
+finding's request is recorded as an exchange (``fuzz/N: POST /completions, negative data,
+HTTP 500, shrunk``), so the JSON report holds it as a run's report holds its probes' requests.
+The seed and the run's extent go in :class:`~conformance.model.Search`, so the reports say how
+to replay it.
 """
 
 from __future__ import annotations
