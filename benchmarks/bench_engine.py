@@ -62,6 +62,8 @@ def _paths(eot: int) -> list[tuple[str, dict[str, Any], str]]:
     return [
         ("temperature 1 (default sampling)", {}, ">= 50,000"),
         ("temperature 0.8", {"sampling": SamplingParams(temperature=0.8)}, ">= 30,000"),
+        ("temperature 0.8 + min_tokens (end-of-text banned)",
+         {"sampling": SamplingParams(temperature=0.8, min_tokens=1000)}, ""),
         ("top_p 0.9", {"sampling": SamplingParams(top_p=0.9)}, ">= 30,000"),
         ("temperature 0.8 + top_p 0.9", {"sampling": SamplingParams(temperature=0.8, top_p=0.9)},
          ""),

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..model.sparse import SparseLogprobs
 from ..results import FinishEvent, FinishReason, LogprobEntry, TextEvent
 from ..sampling import (
     NoAllowedTokenError,
@@ -45,6 +46,11 @@ from .utf8_filter import AllOf, Utf8Filter, continues_validly
 def _display_table(tokenizer: Tokenizer) -> tuple[str, ...]:
     """Every token's display string, by id (built once per tokenizer)."""
     return tuple(tokenizer.token_display(i) for i in range(tokenizer.vocab_size))
+
+
+def _processed(view: SparseLogprobs, ctx: SamplingContext) -> np.ndarray:
+    """``process_logits`` over a sparse view's dense array (the exact path's input)."""
+    return process_logits(view.dense(), ctx)
 
 
 def _static_context(params: SamplingParams) -> bool:
@@ -184,17 +190,22 @@ class ChoiceRun:
         params = spec.params
         utf8_filters = self._utf8
         sparse_steps = static_ctx and sparse_path(params) and hasattr(model, "sparse_logprobs")
+        eos_banned = tuple(ctx.eos_array.tolist())  # what process_logits bans before min_tokens
         top_k = spec.logprobs or 0
         while len(sampled) < spec.max_new_tokens:
             context = history[-(order - 1):] if order > 1 else ()
             step = len(sampled)
-            if sparse_steps and step >= params.min_tokens and step >= len(forced):
+            if sparse_steps and step >= len(forced):
                 # The model's sparse view instead of its dense array (``sparse_step``): the
-                # same token, logprob and top logprobs, bit for bit.
+                # same token, logprob and top logprobs, bit for bit. Before ``min_tokens``
+                # end-of-text is banned, which the draw steps over (``sample_sparse``).
                 view = model.sparse_logprobs(context)  # type: ignore[attr-defined]
+                banned = eos_banned if step < params.min_tokens else ()
+                exact = functools.partial(_processed, view, ctx) if banned else None
                 try:
                     token, value = sample_sparse(view, params, rng,
-                                                 allowed=utf8_filters[waiting])
+                                                 allowed=utf8_filters[waiting],
+                                                 banned=banned, processed=exact)
                 except NoAllowedTokenError:
                     reason = "stop"
                     break
@@ -210,7 +221,8 @@ class ChoiceRun:
                 # Top logprobs from the dense array: on a new context its k argmax passes
                 # cost less than building the view's arrays (the values are the same bits).
                 held_info.append((logprob, self._top_of(
-                    top_logprobs(view.dense(), top_k), token, value) if want_logprobs else None))
+                    top_logprobs(view.dense() if exact is None else exact(), top_k),
+                    token, value) if want_logprobs else None))
             else:
                 logprobs = model.logprobs(context)  # type: ignore[attr-defined]
                 try:

@@ -28,11 +28,13 @@ from __future__ import annotations
 import bisect
 import math
 import threading
+from collections.abc import Callable
 
 import numpy as np
 import numpy.typing as npt
 
 from ..model.sparse import SparseLogprobs, SparseTables
+from .logprobs import banned_normaliser
 from .params import SamplingParams
 from .sampler import RandomSource, TokenFilter, sample
 
@@ -135,8 +137,8 @@ class ChainCdf:
     followers, ``g * B(w)`` plus the CDF of the followers below.
     """
 
-    __slots__ = ("c1", "deep", "deep_sums", "deep_values", "first", "g", "scales", "stop",
-                 "tables", "total", "weights")
+    __slots__ = ("c1", "deep", "deep_sums", "deep_values", "first", "g", "ref", "scales",
+                 "stop", "tables", "temperature", "total", "weights")
 
     def __init__(self, view: SparseLogprobs, weights: RowWeights) -> None:
         tables = view.tables
@@ -161,7 +163,8 @@ class ChainCdf:
             first = stop = 0
             row_top = -math.inf
         base_top = weights.base_top + scales[0]
-        ref = max(row_top, base_top, *deep.values())
+        self.ref = ref = max(row_top, base_top, *deep.values())
+        self.temperature = temperature
         self.first, self.stop = first, stop
         self.c1 = c1 = math.exp((row_top - ref) / temperature)
         self.g = g = math.exp((base_top - ref) / temperature)
@@ -184,13 +187,54 @@ class ChainCdf:
         deep = self.deep_sums[bisect.bisect_right(self.deep, entry)] if self.deep else 0.0
         return self.g * weights.nf[entry] + self.c1 * weights.cw1[entry] + deep
 
-    def token(self, u: float) -> tuple[int, float] | None:
+    def weight(self, value: float) -> float:
+        """The weight of a logprob ``value`` of this context, in the CDF's scale."""
+        return math.exp((value - self.ref) / self.temperature)
+
+    def below(self, token: int) -> float:
+        """The CDF of every id below ``token``."""
+        first, stop, g = self.first, self.stop, self.g
+        weights, deep, sums = self.weights, self.deep, self.deep_sums
+        followers = self.tables.follower_lists[0]
+        entry = bisect.bisect_left(followers, token, first, stop)
+        if entry < stop and followers[entry] == token:
+            below = sums[bisect.bisect_left(deep, entry)] if deep else 0.0
+            return g * weights.nf[entry] + self.c1 * weights.cw1_before[entry] + below
+        offset = 0.0
+        if entry > first:
+            below = sums[bisect.bisect_right(deep, entry - 1)] if deep else 0.0
+            offset = self.c1 * weights.cw1[entry - 1] + below - g * weights.cb[entry - 1]
+        return g * (weights.base_list[token - 1] if token else 0.0) + offset
+
+    def token(self, u: float, banned: tuple[tuple[int, float], ...] = ()
+              ) -> tuple[int, float] | None:
         """The token ``sample`` draws for ``u`` and its exact logprob, or None when ``u`` is
-        too close to a boundary (or the tables are degenerate) to be sure."""
+        too close to a boundary (or the tables are degenerate) to be sure.
+
+        ``banned``: ``(id, weight)`` pairs in ascending id order whose logprob the
+        processors set to -inf (end-of-text before ``min_tokens``): the draw is then over the
+        CDF without them, ``u`` times the rest of the total, stepped over each banned
+        interval it reaches. The logprob returned is still the view's (the caller
+        re-normalises it)."""
         total = self.total
         if not total > 0.5 or not math.isfinite(total):  # at least the top weight, ~1
             return None
-        target = u * total
+        if not banned:
+            return self._at(u * total, total)
+        rest = total - sum(weight for _, weight in banned)
+        if not rest > MARGIN * total:
+            return None
+        target = u * rest
+        for token, weight in banned:
+            if target >= self.below(token):
+                target += weight
+        found = self._at(target, total)
+        if found is not None and any(found[0] == token for token, _ in banned):
+            return None
+        return found
+
+    def _at(self, target: float, total: float) -> tuple[int, float] | None:
+        """The token whose interval holds ``target`` (at least ``MARGIN * total`` inside)."""
         first, stop, g, c1 = self.first, self.stop, self.g, self.c1
         weights = self.weights
         nf, cw1, deep, sums = weights.nf, weights.cw1, self.deep, self.deep_sums
@@ -299,22 +343,48 @@ def sample_sparse(
     rng: RandomSource,
     *,
     allowed: TokenFilter | None = None,
+    banned: tuple[int, ...] = (),
+    processed: Callable[[], FloatArray] | None = None,
 ) -> tuple[int, float]:
-    """``sample(view.dense(), params, rng, allowed=allowed)`` for the params
-    ``sparse_path`` accepts, and the token's logprob (``view.dense()[token]``): the same
-    token, the same ``rng`` calls and the same bits, mostly without the dense array (it is
-    used when the token filter rejects the pick or ``draw`` cannot be sure)."""
+    """``sample(processed(), params, rng, allowed=allowed)`` for the params ``sparse_path``
+    accepts, and the token's logprob (``processed()[token]``): the same token, the same
+    ``rng`` calls and the same bits, mostly without the dense array (it is used when the
+    token filter rejects the pick or ``draw`` cannot be sure).
+
+    ``processed`` is ``process_logits``' array for this step: ``view.dense()`` (the default)
+    when no processor is on, or that array with ``banned`` (ascending ids) set to -inf and
+    re-normalised, the end-of-text ban before ``min_tokens``.
+    """
+    normaliser = 0.0
+    values: tuple[float, ...] = ()
+    if banned:
+        if processed is None:
+            raise ValueError("banned ids need the processed array for the exact path")
+        values = tuple(view.value(token) for token in banned)
+        found = banned_normaliser(values)
+        if found is None:
+            return _exact(processed(), params, rng, allowed)
+        normaliser = found
+    exact = view.dense if processed is None else processed
     if params.greedy:
         token, value = view.top(1)[0]
-        if allowed is None or allowed(token):
-            return token, value
-        dense = view.dense()
-        token = sample(dense, params, rng, allowed=allowed)
-        return token, float(dense[token])
+        if token not in banned and (allowed is None or allowed(token)):
+            return token, value - normaliser if banned else value
+        return _exact(exact(), params, rng, allowed)
     u = rng.random()
-    drawn = draw(view, params.temperature, u)
+    cdf = chain_cdf(view, params.temperature)
+    drawn = None
+    if cdf is not None:
+        drawn = cdf.token(u, tuple((token, cdf.weight(value))
+                                   for token, value in zip(banned, values, strict=True)
+                                   if value != -math.inf))
     if drawn is not None and (allowed is None or allowed(drawn[0])):
-        return drawn
-    dense = view.dense()
-    token = sample(dense, params, _Replay(u, rng), allowed=allowed)
-    return token, float(dense[token])
+        return drawn[0], drawn[1] - normaliser if banned else drawn[1]
+    return _exact(exact(), params, _Replay(u, rng), allowed)
+
+
+def _exact(processed: FloatArray, params: SamplingParams, rng: RandomSource,
+           allowed: TokenFilter | None) -> tuple[int, float]:
+    """``sample``'s token over the dense array, and its value there."""
+    token = sample(processed, params, rng, allowed=allowed)
+    return token, float(processed[token])

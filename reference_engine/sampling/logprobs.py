@@ -10,6 +10,7 @@ maps -inf to -9999.0.
 from __future__ import annotations
 
 import functools
+from collections.abc import Sequence
 
 import numpy as np
 import numpy.typing as npt
@@ -108,6 +109,18 @@ def _sparse_log_softmax(logits: FloatArray, base: FloatArray, changed: IdArray
     rest = max(0.0, 1.0 - float(sums[0]))
     mass = rest * detexp1(-shift) + float(sums[1])
     return np.subtract(logits, shift + detlog1(mass))
+
+
+def banned_normaliser(base_values: Sequence[float]) -> float | None:
+    """What ``log_softmax(x, base=base)`` subtracts from every entry when ``x`` is ``base``
+    with a few entries set to -inf (``base_values``: theirs, in ascending id order), without
+    the array: the same float, so ``base[t] - banned_normaliser(...)`` is ``x``'s
+    re-normalised value at every other ``t``, bit for bit. None where ``log_softmax`` would
+    exponentiate everything (many entries, or most of the mass banned)."""
+    changed = [value for value in base_values if value != -np.inf]  # -inf stays unchanged
+    if len(changed) > _SCALAR_LIMIT:
+        return None
+    return _scalar_normaliser((-np.inf,) * len(changed), tuple(changed))
 
 
 def finite_logprob(value: float) -> float:

@@ -19,8 +19,9 @@ from hypothesis import strategies as st
 
 from reference_engine import Engine, GenerationRequest, SamplingParams
 from reference_engine.generation import choice as choice_module
-from reference_engine.sampling import sample, top_logprobs
+from reference_engine.sampling import log_softmax, sample, top_logprobs
 from reference_engine.sampling.fast_draw import WEIGHTS, chain_cdf, draw
+from reference_engine.sampling.logprobs import banned_normaliser
 
 ENGINE = Engine()
 MODEL = ENGINE.artifacts.model
@@ -81,6 +82,54 @@ def test_draw_gives_samples_token_or_none(context: list[int], temperature: float
         assert drawn[1] == view.dense()[token]
 
 
+@given(
+    context=contexts,
+    temperature=st.sampled_from([1.0, 0.8, 0.7, 1.3]) | st.floats(0.05, 2.0),
+    u=st.floats(0.0, 1.0, exclude_max=True),
+    banned=st.sets(st.sampled_from([0, 11, 13, 198, 262, 464, 2000, EOT]), min_size=1,
+                   max_size=3).map(sorted),
+)
+@settings(max_examples=300, deadline=None)
+def test_draw_with_end_of_text_banned_gives_the_processed_arrays_token(
+        context: list[int], temperature: float, u: float, banned: list[int]) -> None:
+    """Before ``min_tokens`` the draw steps over the end-of-text ids' intervals (the model's,
+    or a request's ``eos_token_ids``): the token and the re-normalised logprob of ``sample``
+    over ``process_logits``' array, those ids at -inf."""
+    view = MODEL.sparse_logprobs(context)
+    WEIGHTS.build(view.tables, temperature)
+    cdf = chain_cdf(view, temperature)
+    assert cdf is not None
+    base = view.dense()
+    x = base.copy()
+    x[banned] = -np.inf
+    processed = log_softmax(x, base=base)
+    values = [view.value(token) for token in banned]
+    normaliser = banned_normaliser(values)
+    if normaliser is None:  # most of the mass banned: log_softmax exponentiates everything
+        return
+    drawn = cdf.token(u, tuple((t, cdf.weight(v)) for t, v in zip(banned, values, strict=True)))
+    if drawn is not None:
+        token = sample(processed, SamplingParams(temperature=temperature), FixedU(u))
+        assert drawn[0] == token and token not in banned
+        assert drawn[1] - normaliser == processed[token]
+
+
+def test_draw_with_end_of_text_banned_rarely_declines() -> None:
+    """The exact path runs only near a boundary (``MARGIN``), not on every banned step."""
+    rng = random.Random(11)
+    declined = asked = 0
+    for context in _contexts(30, 4)[::3]:
+        view = MODEL.sparse_logprobs(context)
+        WEIGHTS.build(view.tables, 1.0)
+        cdf = chain_cdf(view, 1.0)
+        assert cdf is not None
+        weight = cdf.weight(view.value(EOT))
+        for _ in range(20):
+            asked += 1
+            declined += cdf.token(rng.random(), ((EOT, weight),)) is None
+    assert declined <= asked // 100
+
+
 def test_draw_declines_at_the_boundaries() -> None:
     """At (and next to) each interval boundary ``draw`` must either agree or decline."""
     rng = random.Random(3)
@@ -115,7 +164,7 @@ requests = st.fixed_dictionaries(
         "sampling": st.builds(
             SamplingParams,
             temperature=st.sampled_from([0.0, 1.0, 0.8, 0.7, 1.2]) | st.floats(0.05, 2.0),
-            min_tokens=st.sampled_from([0, 0, 3]),
+            min_tokens=st.sampled_from([0, 0, 3, 40]),
         ),
     },
     optional={
@@ -123,6 +172,7 @@ requests = st.fixed_dictionaries(
         "n": st.integers(1, 3),
         "echo": st.booleans(),
         "stop": st.sampled_from([(".",), ("\n", " the")]),
+        "eos_token_ids": st.sampled_from([(13,), (198, 262)]),
     },
 )
 
