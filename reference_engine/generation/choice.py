@@ -218,10 +218,10 @@ class ChoiceRun:
                     reason = "stop"
                     break
                 waiting = continues_validly(self._token_bytes[token], waiting)[1]
-                # Top logprobs from the dense array: on a new context its k argmax passes
-                # cost less than building the view's arrays (the values are the same bits).
+                # Top logprobs from the view (the same bits as the dense array's), or, with
+                # end-of-text banned, from process_logits' array.
                 held_info.append((logprob, self._top_of(
-                    top_logprobs(view.dense() if exact is None else exact(), top_k),
+                    view.top(top_k) if exact is None else top_logprobs(exact(), top_k),
                     token, value) if want_logprobs else None))
             else:
                 logprobs = model.logprobs(context)  # type: ignore[attr-defined]

@@ -56,6 +56,7 @@ class SparseTables:
         row_of_token = np.full(vocab, -1, dtype=np.int64)
         row_of_token[first.keys] = np.arange(first.keys.size)
         self._others: dict[int, list[int]] = {}
+        self._orders: dict[tuple[int, int], list[int]] = {}
         self.to_first: list[list[int]] = [[]]
         for level in levels[1:]:
             rows = np.repeat(np.arange(level.keys.size), np.diff(level.offsets))
@@ -63,6 +64,18 @@ class SparseTables:
             self.to_first.append(np.searchsorted(first_flat, last * vocab + level.followers)
                                  .tolist())
 
+
+    def row_order(self, level: int, row: int) -> list[int]:
+        """The entries of ``level``'s row ``row`` by value, largest first (ties: lowest entry,
+        i.e. lowest id), sorted once per row. Adding a row's scale keeps this order (rounding
+        is monotone), so it is the order of the dense array's values too, up to ties."""
+        key = (level, row)
+        found = self._orders.get(key)
+        if found is None:
+            offsets, values = self.offsets[level], self.value_lists[level]
+            found = sorted(range(offsets[row], offsets[row + 1]), key=lambda e: -values[e])
+            self._orders[key] = found
+        return found
 
     OTHERS = 32  # non-followers listed per level-1 row (top logprobs asks for at most 20)
 
@@ -194,22 +207,38 @@ class SparseLogprobs:
 
     def top(self, k: int) -> list[tuple[int, float]]:
         """The ``k`` most likely ``(token, logprob)``, most likely first, ties by lowest id:
-        what ``sampling.top_logprobs(dense(), k)`` gives (every value here is finite)."""
+        what ``sampling.top_logprobs(dense(), k)`` gives (every value here is finite).
+
+        Each token's value comes from one place: the deepest level whose row it follows, or
+        the base. Each level's row, in its value order (``SparseTables.row_order``), less the
+        entries a deeper level overrides, gives its ``k`` best and their ties; the base its
+        ``best_others``; the ``k`` best of all those are the answer. No array is built.
+        """
         if k <= 0:
             return []
         key = ("top", k)
         found = self.memo.get(key)
         if found is not None:
             return found  # type: ignore[return-value]
-        values = self.values
-        size = values.shape[0]
-        if size <= k:
-            candidates = list(zip(self.follower_list, self.value_list, strict=True))
-        else:  # every follower that can be among the k best: >= the k-th largest value
-            kth = values[values.argmax()] if k == 1 else np.partition(values, size - k)[size - k]
-            followers, value_list = self.follower_list, self.value_list
-            candidates = [(followers[i], value_list[i]) for i in (values >= kth).nonzero()[0]]
-        candidates.extend(self.best_others(k))
+        tables, rows, scales = self.tables, self.rows, self.scales
+        candidates = self.best_others(k)
+        covered: set[int] = set()  # level-1 entries a deeper level gives the value of
+        for level in range(len(rows) - 1, -1, -1):
+            to_first = tables.to_first[level] if level else None
+            values, followers = tables.value_lists[level], tables.follower_lists[level]
+            scale = scales[level + 1]
+            taken, last = 0, 0.0
+            for entry in tables.row_order(level, rows[level]):
+                if (entry if to_first is None else to_first[entry]) in covered:
+                    continue
+                value = values[entry] + scale if scale != 0.0 else values[entry]
+                if taken >= k and value != last:
+                    break
+                candidates.append((followers[entry], value))
+                taken, last = taken + 1, value
+            if to_first is not None:
+                offsets = tables.offsets[level]
+                covered.update(to_first[offsets[rows[level]] : offsets[rows[level] + 1]])
         candidates.sort(key=_descending_value)
         result = candidates[:k]
         self.memo[key] = result

@@ -353,34 +353,47 @@ def sample_sparse(
 
     ``processed`` is ``process_logits``' array for this step: ``view.dense()`` (the default)
     when no processor is on, or that array with ``banned`` (ascending ids) set to -inf and
-    re-normalised, the end-of-text ban before ``min_tokens``.
+    re-normalised, the end-of-text ban before ``min_tokens`` (``_sample_banned``).
     """
-    normaliser = 0.0
-    values: tuple[float, ...] = ()
     if banned:
         if processed is None:
             raise ValueError("banned ids need the processed array for the exact path")
-        values = tuple(view.value(token) for token in banned)
-        found = banned_normaliser(values)
-        if found is None:
-            return _exact(processed(), params, rng, allowed)
-        normaliser = found
-    exact = view.dense if processed is None else processed
+        return _sample_banned(view, params, rng, allowed, banned, processed)
+    if params.greedy:
+        token, value = view.top(1)[0]
+        if allowed is None or allowed(token):
+            return token, value
+        return _exact(view.dense(), params, rng, allowed)
+    u = rng.random()
+    drawn = draw(view, params.temperature, u)
+    if drawn is not None and (allowed is None or allowed(drawn[0])):
+        return drawn
+    return _exact(view.dense(), params, _Replay(u, rng), allowed)
+
+
+def _sample_banned(view: SparseLogprobs, params: SamplingParams, rng: RandomSource,
+                   allowed: TokenFilter | None, banned: tuple[int, ...],
+                   processed: Callable[[], FloatArray]) -> tuple[int, float]:
+    """``sample_sparse`` with ``banned`` at -inf: the draw steps over their intervals
+    (``ChainCdf.token``), and every other value is the view's minus the normaliser
+    ``log_softmax`` subtracts (``banned_normaliser``: the same float)."""
+    values = tuple(view.value(token) for token in banned)
+    normaliser = banned_normaliser(values)
+    if normaliser is None:
+        return _exact(processed(), params, rng, allowed)
     if params.greedy:
         token, value = view.top(1)[0]
         if token not in banned and (allowed is None or allowed(token)):
-            return token, value - normaliser if banned else value
-        return _exact(exact(), params, rng, allowed)
+            return token, value - normaliser
+        return _exact(processed(), params, rng, allowed)
     u = rng.random()
     cdf = chain_cdf(view, params.temperature)
-    drawn = None
-    if cdf is not None:
-        drawn = cdf.token(u, tuple((token, cdf.weight(value))
-                                   for token, value in zip(banned, values, strict=True)
-                                   if value != -math.inf))
+    drawn = None if cdf is None else cdf.token(u, tuple(
+        (token, cdf.weight(value)) for token, value in zip(banned, values, strict=True)
+        if value != -math.inf))
     if drawn is not None and (allowed is None or allowed(drawn[0])):
-        return drawn[0], drawn[1] - normaliser if banned else drawn[1]
-    return _exact(exact(), params, _Replay(u, rng), allowed)
+        return drawn[0], drawn[1] - normaliser
+    return _exact(processed(), params, _Replay(u, rng), allowed)
 
 
 def _exact(processed: FloatArray, params: SamplingParams, rng: RandomSource,
