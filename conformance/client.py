@@ -21,7 +21,8 @@ from collections.abc import Awaitable, Callable
 
 import aiohttp
 
-from conformance.transport import Exchange, Termination, open_session, record
+from conformance.transport import Exchange, open_session, record
+from conformance.transport import lost_before_answer as transport_lost_before_answer
 from spec import JSON
 
 from .settings import Settings
@@ -53,9 +54,10 @@ def parse_retry_after(value: str | None, now: float | None = None) -> float | No
 
 
 def lost_before_answer(exchange: Exchange) -> bool:
-    """True when the connection failed before any response byte arrived."""
-    return (exchange.termination is Termination.CONNECTION_ERROR and exchange.status is None
-            and exchange.bytes_received == 0)
+    """True when the connection failed before any response byte arrived (the one test,
+    :func:`conformance.transport.lost_before_answer`, the fuzzer asks too)."""
+    return transport_lost_before_answer(
+        exchange.termination, exchange.status is not None or exchange.bytes_received > 0)
 
 
 class Client:

@@ -5,11 +5,17 @@ and the checks' own follow-up requests alike), so that is where a live endpoint 
 :class:`GuardedTransport` takes one unit of the budget per attempt, retries ``429 Too Many
 Requests`` and ``503 Service Unavailable`` with exponential backoff, honouring ``Retry-After``
 (RFC 9110 section 10.2.3), and records requests that failed on the network so they can be
-reported with a reproduction. Every request goes the way the probes go: the run's TLS trust,
-client certificate and proxy are passed explicitly (requests would otherwise read the
-environment on its own terms). When the budget is spent it stops the engine and refuses further
-requests with :class:`RequestBudgetSpent` (a ``KeyboardInterrupt``, the signal schemathesis
-itself uses to end a run early).
+reported with a reproduction. A request whose connection failed before a single response byte
+(reset, remote disconnected, broken pipe: a server closing an idle keep-alive connection as the
+request went out) is sent once more on a fresh connection, taking one more unit of the budget,
+before it counts as a network failure: the one rule ``conformance run`` follows too
+(:func:`conformance.transport.lost_before_answer`). That happens in the session's
+:class:`FreshRetryAdapter`, below schemathesis' own retries, so each attempt is counted once and
+the retry is made whatever schemathesis version is installed. Every request goes the way the
+probes go: the run's TLS trust, client certificate and proxy are passed explicitly (requests
+would otherwise read the environment on its own terms). When the budget is spent it stops the
+engine and refuses further requests with :class:`RequestBudgetSpent` (a ``KeyboardInterrupt``,
+the signal schemathesis itself uses to end a run early).
 """
 
 from __future__ import annotations
@@ -19,18 +25,24 @@ import dataclasses
 import threading
 import time
 import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
+from http.client import RemoteDisconnected
 from typing import Any, cast
 
 import requests
 import schemathesis
 import urllib3
+from requests.adapters import HTTPAdapter
 from schemathesis.specs.openapi.schemas import OpenApiSchema
-from schemathesis.transport.requests import REQUESTS_TRANSPORT, RequestsTransport
+from schemathesis.transport.requests import (
+    REQUESTS_TRANSPORT,
+    RequestsTransport,
+    SameHostRedirectsSession,
+)
 
 from conformance.client import RETRY_STATUSES, parse_retry_after
-from conformance.transport import DIRECT, Network, RecordedRequest
+from conformance.transport import DIRECT, Network, RecordedRequest, Termination, lost_before_answer
 
 from .exchange import prepared_request
 
@@ -93,6 +105,15 @@ class RequestGuard:
             self.on_spent()
         raise RequestBudgetSpent(f"--max-requests {self.max_requests} spent")
 
+    def take_if_room(self) -> bool:
+        """Count one more attempt when the budget allows it (the fresh-connection retry, which
+        is skipped rather than stopping the run); False when none is left."""
+        with self._lock:
+            if self.max_requests is not None and self.sent >= self.max_requests:
+                return False
+            self.sent += 1
+            return True
+
     def backoff(self, attempt: int, retry_after: str | None) -> float | None:
         """Seconds to wait before retrying, or None to give up (the wait would be too long)."""
         delay = parse_retry_after(retry_after)
@@ -128,6 +149,77 @@ def _never_connected(exc: requests.RequestException) -> bool:
     )
 
 
+_NO_ANSWER = (RemoteDisconnected, ConnectionResetError, BrokenPipeError, ConnectionAbortedError)
+"""What urllib3 wraps as ``ProtocolError("Connection aborted.", ...)`` when the connection
+failed while the request was sent or before the status line was read: no response byte came."""
+
+
+def _termination(exc: requests.RequestException) -> Termination:
+    """How ``conformance run``'s recorder would end the exchange that failed with ``exc``."""
+    if _never_connected(exc):
+        return Termination.CONNECT_ERROR
+    if isinstance(exc, requests.Timeout):
+        return Termination.IDLE_TIMEOUT  # requests' read timeout bounds the wait between reads
+    return Termination.CONNECTION_ERROR
+
+
+def _answered(exc: requests.RequestException) -> bool:
+    """False when the connection failed before a single response byte arrived."""
+    reason = exc.args[0] if exc.args else None
+    return not (isinstance(reason, urllib3.exceptions.ProtocolError) and len(reason.args) == 2
+                and isinstance(reason.args[1], _NO_ANSWER))
+
+
+class FreshRetryAdapter(HTTPAdapter):
+    """A session's adapter that sends a request lost before any answer once more, on a
+    connection of its own (:func:`~conformance.transport.lost_before_answer`), under the guard's
+    budget; a second loss is raised as a network failure that no retry above it repeats."""
+
+    def __init__(self, guard: RequestGuard) -> None:
+        super().__init__()
+        self.guard = guard
+
+    def send(self, request: requests.PreparedRequest, stream: bool = False,
+             timeout: float | tuple[float | None, float | None] | None = None,
+             verify: bool | str = True,
+             cert: bytes | str | tuple[bytes | str, bytes | str] | None = None,
+             proxies: Mapping[str, str] | None = None) -> requests.Response:
+        options: dict[str, Any] = {"stream": stream, "timeout": timeout, "verify": verify,
+                                   "cert": cert, "proxies": proxies}
+        try:
+            return super().send(request, **options)
+        except requests.ConnectionError as exc:
+            if not lost_before_answer(_termination(exc), _answered(exc)):
+                raise
+            if not self.guard.take_if_room():
+                raise _final(exc, "not sent again: the request budget is spent") from exc
+        fresh = HTTPAdapter()  # its own pool: the retry cannot land on another idle connection
+        try:
+            return fresh.send(request, **options)
+        except requests.ConnectionError as again:
+            raise _final(again, "the second attempt, on a fresh connection") from again
+        finally:
+            fresh.close()  # idle connections only: a streamed answer still reads its own
+
+
+def _final(exc: requests.ConnectionError, why: str) -> requests.ConnectionError:
+    """``exc`` as a message rather than urllib3's ``ProtocolError``, so that nothing above the
+    adapter (schemathesis 4.32+ resends a request dropped on a reused connection) sends the
+    request once more, uncounted."""
+    return requests.ConnectionError(f"{exc} ({why})", request=exc.request)
+
+
+def _guarded(session: requests.Session, guard: RequestGuard) -> None:
+    """Mount a :class:`FreshRetryAdapter` on ``session`` (once) for both schemes."""
+    for prefix in ("https://", "http://"):
+        adapter = session.adapters.get(prefix)
+        if isinstance(adapter, FreshRetryAdapter) and adapter.guard is guard:
+            continue
+        if adapter is not None:
+            adapter.close()
+        session.mount(prefix, FreshRetryAdapter(guard))
+
+
 @contextlib.contextmanager
 def _insecure_quietly(insecure: bool) -> Iterator[None]:
     """Under ``--insecure`` urllib3 warns on every request; the reports say it once instead."""
@@ -151,6 +243,10 @@ class GuardedTransport(RequestsTransport):
              **kwargs: Any) -> schemathesis.Response:
         guard = self.guard
         kwargs = {**kwargs, **guard.network.requests_kwargs()}  # the engine's defaults yield
+        if session is None:  # what schemathesis would make for this one request, ours to close
+            with SameHostRedirectsSession() as own:
+                return self.send(case, session=own, **kwargs)
+        _guarded(session, guard)
         attempt = 0
         while True:
             guard.take()

@@ -10,7 +10,7 @@ https://html.spec.whatwg.org/multipage/server-sent-events.html#event-stream-inte
 from .curl import AUTH_VARIABLE, secret_variable, to_curl
 from .exchange import Exchange, RecordedRequest, Timings
 from .json_types import JSON
-from .limits import Limits, Termination
+from .limits import Limits, Termination, lost_before_answer
 from .network import DIRECT, PROXY_VARIABLE, Network
 from .proxies import proxy_for
 from .recorder import DEFAULT_LIMITS, open_session, record
@@ -30,6 +30,7 @@ __all__ = [
     "Termination",
     "Timings",
     "is_secret_header",
+    "lost_before_answer",
     "open_session",
     "proxy_for",
     "record",

@@ -68,3 +68,15 @@ class Termination(str, enum.Enum):
     def by_server(self) -> bool:
         """True when the server ended the exchange, False when a harness limit cut it."""
         return self in (Termination.EOF, Termination.CONNECTION_ERROR, Termination.CONNECT_ERROR)
+
+
+def lost_before_answer(termination: Termination, answered: bool) -> bool:
+    """True when a request is sent once more, on a fresh connection, before it counts as a
+    network failure: the connection was made (not :attr:`Termination.CONNECT_ERROR`) and then
+    failed (:attr:`Termination.CONNECTION_ERROR`) before a single response byte arrived
+    (``answered`` is False). A server may close an idle keep-alive connection just as the next
+    request goes out on it (RFC 9112 section 9.3.1 lets a client retry then); that race is the
+    connection pool's, not the server's conformance. Both clients ask this one question:
+    ``conformance run`` of its recorded exchanges, ``conformance fuzz`` of ``requests``' errors.
+    """
+    return termination is Termination.CONNECTION_ERROR and not answered

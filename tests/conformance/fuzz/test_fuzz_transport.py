@@ -2,17 +2,25 @@
 
 from __future__ import annotations
 
+import contextlib
+import http.client
+import json
 import socket
+import struct
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import ClassVar
+from urllib.parse import urlsplit
 
 import pytest
 import requests
 import schemathesis
+from fuzz_support import findings, run_cli
 
 import spec
+from conformance.embedded import EmbeddedMock
 from conformance.fuzz.transport import (
     GuardedOpenApiSchema,
     RequestBudgetSpent,
@@ -143,3 +151,177 @@ def test_a_network_failure_keeps_the_proxy_it_went_through_redacted() -> None:
     assert failure.request.network is not None
     curl = to_curl(failure.request)
     assert curl.startswith('curl -sS --proxy "$PROXY" ') and "hush" not in curl + failure.error
+
+
+class Relay(BaseHTTPRequestHandler):
+    """A keep-alive HTTP/1.1 front for the mock (``upstream``): each connection's first request
+    is relayed and answered with ``Content-Length`` and no ``Connection: close``; a further
+    request on that connection is closed unanswered (``mode="idle-close"``, a server closing an
+    idle keep-alive connection as the request went out). ``mode="reset"`` resets every request;
+    ``mode="pass"`` relays them all."""
+
+    protocol_version = "HTTP/1.1"
+    upstream: ClassVar[tuple[str, int] | None] = None
+    mode: ClassVar[str] = "idle-close"
+    dropped: ClassVar[list[str]] = []
+    relayed: ClassVar[list[str]] = []
+    HOP = frozenset({"connection", "keep-alive", "transfer-encoding", "content-length"})
+
+    def setup(self) -> None:
+        super().setup()
+        self.served = 0
+
+    def __getattr__(self, name: str) -> object:
+        if name.startswith("do_"):
+            return self._relay
+        raise AttributeError(name)
+
+    def _relay(self) -> None:
+        body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
+        if self.mode == "reset" or (self.served >= 1 and self.mode != "pass"):
+            Relay.dropped.append(self.path)
+            if self.mode == "reset":  # RST rather than FIN: ConnectionResetError
+                self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER,
+                                           struct.pack("ii", 1, 0))
+                self.connection.close()
+            self.close_connection = True
+            return
+        self.served += 1
+        if self.upstream is None:
+            Relay.relayed.append(self.path)
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", "2")
+            self.end_headers()
+            self.wfile.write(b"{}")
+            return
+        upstream = http.client.HTTPConnection(*self.upstream, timeout=30)
+        headers = {k: v for k, v in self.headers.items() if k.lower() not in self.HOP}
+        upstream.request(self.command, self.path, body=body or None, headers=headers)
+        answer = upstream.getresponse()
+        content = b"" if self.command == "HEAD" else answer.read()
+        upstream.close()
+        Relay.relayed.append(self.path)
+        self.send_response(answer.status, answer.reason)
+        for name, value in answer.getheaders():
+            if name.lower() not in self.HOP:
+                self.send_header(name, value)
+        self.send_header("Content-Length", str(len(content)))
+        self.end_headers()
+        self.wfile.write(content)
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@contextlib.contextmanager
+def relay(mock: EmbeddedMock, mode: str) -> Iterator[str]:
+    """The relay on 127.0.0.1 in front of ``mock``; yields its OpenAI base URL."""
+    target = urlsplit(mock.openai_url)
+    Relay.upstream, Relay.mode = (target.hostname or "127.0.0.1", target.port or 80), mode
+    Relay.dropped, Relay.relayed = [], []
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Relay)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{httpd.server_address[1]}{target.path}"
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+
+
+def _fuzz(url: str, tmp_path: Path) -> tuple[int, dict, str]:
+    report = tmp_path / "fuzz.json"
+    status, out, err = run_cli([
+        "fuzz", "--base-url", url, "--model", "reference-ngram", "--max-examples", "10",
+        "--seed", "1", "--max-requests", "150", "-q", "--json", str(report),
+    ])
+    assert status in (0, 1), err
+    return status, json.loads(report.read_text()), out
+
+
+@contextlib.contextmanager
+def relay_alone(mode: str) -> Iterator[str]:
+    """The relay with no upstream: each connection's first request is answered ``{}``."""
+    Relay.upstream, Relay.mode, Relay.dropped, Relay.relayed = None, mode, [], []
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Relay)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{httpd.server_address[1]}"
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+
+
+def _twice(guard: RequestGuard, base_url: str) -> list[int | str]:
+    """Two requests on one session (as each engine thread keeps one): the second goes out on
+    the first one's kept-alive connection. Each request's status, or its error's text."""
+    schema = guard_schema(schemathesis.openapi.from_dict(spec.profile_document("openai")), guard)
+    outcomes: list[int | str] = []
+    with requests.Session() as session:
+        for _ in range(2):
+            case = schema["/v1/completions"]["POST"].Case(body=BODY,
+                                                         media_type="application/json")
+            try:
+                outcomes.append(case.call(base_url=base_url, session=session).status_code)
+            except requests.ConnectionError as exc:
+                outcomes.append(str(exc))
+    return outcomes
+
+
+def test_a_request_lost_on_a_reused_connection_is_sent_again_on_a_fresh_one() -> None:
+    guard = RequestGuard()
+    with relay_alone("idle-close") as url:
+        assert _twice(guard, url) == [200, 200]
+    assert Relay.dropped == ["/v1/completions"] and len(Relay.relayed) == 2
+    assert guard.sent == 3 and not guard.network_failures  # the retry took its budget unit
+
+
+def test_a_request_lost_twice_is_a_network_failure_after_exactly_one_more_try() -> None:
+    guard = RequestGuard()
+    with relay_alone("reset") as url:
+        outcomes = _twice(guard, url)
+    assert all("ConnectionResetError" in str(o) and "fresh connection" in str(o)
+               for o in outcomes), outcomes
+    # each request once, then once more: schemathesis' own resend does not make it a third
+    assert len(Relay.dropped) == 4 and guard.sent == 4
+    assert [failure.connected for failure in guard.network_failures] == [True, True]
+
+
+def test_a_request_without_session_is_retried_too() -> None:
+    # shrinking calls cases without a session: one of schemathesis' making, one request each
+    guard = RequestGuard()
+    with relay_alone("reset") as url, pytest.raises(requests.ConnectionError):
+        _send(guard, url)
+    assert len(Relay.dropped) == 2 and guard.sent == 2
+
+
+def test_the_retry_takes_no_unit_the_budget_does_not_have() -> None:
+    guard = RequestGuard(max_requests=2)
+    with relay_alone("idle-close") as url:
+        outcomes = _twice(guard, url)
+    assert outcomes[0] == 200 and "budget" in str(outcomes[1])  # and no resend of its own
+    assert guard.sent == 2 and not guard.spent and len(guard.network_failures) == 1
+
+
+def test_the_fuzzer_does_not_cry_wolf_when_an_idle_keep_alive_connection_is_closed(
+        mock: EmbeddedMock, tmp_path: Path) -> None:
+    with relay(mock, "idle-close") as url:
+        status, report, out = _fuzz(url, tmp_path)
+    assert Relay.dropped, "no request went out on a reused connection: the test proves nothing"
+    assert status == 0 and findings(report) == [], out
+    # each try is counted (schemathesis' own probes of other paths never go through the guard)
+    sent = [path for path in Relay.relayed + Relay.dropped if path.endswith("/completions")]
+    assert report["stats"]["requests"] == len(sent)
+
+
+def test_a_server_that_resets_every_request_is_still_a_finding(
+        mock: EmbeddedMock, tmp_path: Path) -> None:
+    with relay(mock, "reset") as url:
+        status, report, out = _fuzz(url, tmp_path)
+    assert status == 1 and findings(report), out
+    assert not Relay.relayed
+    errors = [finding["message"] for finding in findings(report)]
+    assert any("ConnectionResetError" in error and "fresh connection" in error
+               for error in errors), errors
