@@ -126,7 +126,18 @@ class ProbeSession:
         return self._keep(key, None, exchange, False)
 
     async def gather(self, *steps: Awaitable[Exchange]) -> list[Exchange]:
-        return list(await asyncio.gather(*steps))
+        """Run ``steps`` concurrently; what they record is kept in the order the steps are
+        given, not the order the answers came in, so a rule listing several of them says the
+        same live and replayed (``lab/run check``)."""
+        before = set(self.outcome.exchanges)
+        exchanges = list(await asyncio.gather(*steps))
+        place = {id(exchange): index for index, exchange in enumerate(exchanges)}
+        new = [key for key in self.outcome.exchanges if key not in before]
+        new.sort(key=lambda key: place.get(id(self.outcome.exchanges[key]), len(exchanges)))
+        for key in new:  # moved to the end, in the steps' order
+            self.outcome.exchanges[key] = self.outcome.exchanges.pop(key)
+            self.outcome.requests[key] = self.outcome.requests.pop(key)
+        return exchanges
 
     def _keep(self, key: str, body: JSON, exchange: Exchange, invalid: bool) -> Exchange:
         if key in self.outcome.exchanges:

@@ -10,6 +10,7 @@ from aiohttp import web
 
 import spec
 from conformance.client import BudgetExhausted, Client, retry_after
+from conformance.probes.model import Probe, ProbeSession
 from conformance.settings import Settings
 from conformance.transport import Exchange, RecordedRequest, Termination, Timings, open_session
 
@@ -171,3 +172,42 @@ def test_concurrency_one_sends_one_request_at_a_time() -> None:
 
     asyncio.run(run())
     assert peak[0] == 1
+
+
+def test_concurrent_steps_are_kept_in_the_order_given_not_the_order_answered() -> None:
+    # ERRORS-008 lists every failing step of a probe: live, the steps answer in any order,
+    # replayed in another, and `lab/run check` saw the same FAIL as two different messages
+    answered: list[str] = []
+
+    async def handle(request: web.Request) -> web.Response:
+        body = await request.json()
+        await asyncio.sleep(0.3 if body["prompt"] == "slow" else 0.0)
+        answered.append(body["prompt"])
+        return web.json_response({"error": {"message": ""}}, status=500)
+
+    async def run() -> tuple[list[str], list[str]]:
+        app = web.Application()
+        app.router.add_route("*", "/{tail:.*}", handle)
+        runner = web.AppRunner(app)
+        await runner.setup()
+        await web.TCPSite(runner, "127.0.0.1", 0).start()
+        port = runner.addresses[0][1]
+        try:
+            async with open_session() as session:
+                options = settings(f"http://127.0.0.1:{port}/v1")
+                probe = Probe("order", "steps answered out of order", _no_body)
+                s = ProbeSession(probe, options, Client(options, session), {})
+                await s.gather(s.complete("first", s.body("slow")),
+                               s.complete("second", s.body("fast")))
+                await s.complete("third", s.body("fast"))
+        finally:
+            await runner.cleanup()
+        return list(s.outcome.exchanges), list(s.outcome.requests)
+
+    exchanges, requests = asyncio.run(run())
+    assert answered == ["fast", "slow", "fast"]  # the second step was answered first
+    assert exchanges == requests == ["first", "second", "third"]
+
+
+async def _no_body(s: ProbeSession) -> None:
+    pass
