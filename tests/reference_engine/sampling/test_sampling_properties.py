@@ -105,3 +105,15 @@ def test_single_token_bad_words_are_never_sampled(
     processed = process_logits(x, ctx_for(params, [], generated))
     rng = SeededRng(0)
     assert not {sample(processed, params, rng) for _ in range(50)} & set(banned)
+
+
+def test_banning_the_likely_tokens_still_normalises_to_one() -> None:
+    """Five tokens held ~0.999999 of the mass; two biased far down and three banned left the
+    rest as ``1 - 0.999999...``, and the sparse re-normalisation summed to 1 + 1.04e-9."""
+    x = log_softmax(np.array([-1.60943881, -1.60943881, -1.60943881, -1.60943881, -14.60943881,
+                              -15.60943881, -15.10943881, -22.10943881, -29.78912631,
+                              -1.60943881]))
+    params = SamplingParams(temperature=0.0, no_repeat_ngram=2, logit_bias={1: -13.0, 9: -15.0})
+    processed = process_logits(x, ctx_for(params, [], [3, 3, 0, 3, 2, 3]))
+    finite = processed[processed > -np.inf]
+    assert abs(np.exp(finite).sum() - 1.0) < 1e-12
