@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from typing import Any
 
 import pytest
 from aiohttp import web
@@ -20,18 +21,23 @@ def settings(url: str, **options: object) -> Settings:
     return Settings(url, profile, "m", profile.features, **options)  # type: ignore[arg-type]
 
 
-async def serve(statuses: list[tuple[int, dict[str, str]]], hits: list[float]) -> web.AppRunner:
-    async def handle(request: web.Request) -> web.Response:
-        hits.append(time.monotonic())
-        status, headers = statuses[min(len(hits) - 1, len(statuses) - 1)]
-        return web.json_response({"n": len(hits)}, status=status, headers=headers)
-
+async def serve_handler(handle: Any) -> web.AppRunner:
+    """``handle`` answering every path on 127.0.0.1 (a free port: ``runner.addresses``)."""
     app = web.Application()
     app.router.add_route("*", "/{tail:.*}", handle)
     runner = web.AppRunner(app)
     await runner.setup()
     await web.TCPSite(runner, "127.0.0.1", 0).start()
     return runner
+
+
+async def serve(statuses: list[tuple[int, dict[str, str]]], hits: list[float]) -> web.AppRunner:
+    async def handle(request: web.Request) -> web.Response:
+        hits.append(time.monotonic())
+        status, headers = statuses[min(len(hits) - 1, len(statuses) - 1)]
+        return web.json_response({"n": len(hits)}, status=status, headers=headers)
+
+    return await serve_handler(handle)
 
 
 async def attempts(statuses: list[tuple[int, dict[str, str]]], **options: object):  # type: ignore[no-untyped-def]
@@ -155,11 +161,7 @@ def test_concurrency_one_sends_one_request_at_a_time() -> None:
         return response
 
     async def run() -> None:
-        app = web.Application()
-        app.router.add_route("*", "/{tail:.*}", handle)
-        runner = web.AppRunner(app)
-        await runner.setup()
-        await web.TCPSite(runner, "127.0.0.1", 0).start()
+        runner = await serve_handler(handle)
         port = runner.addresses[0][1]
         url = f"http://127.0.0.1:{port}/v1/completions"
         try:
@@ -186,11 +188,7 @@ def test_concurrent_steps_are_kept_in_the_order_given_not_the_order_answered() -
         return web.json_response({"error": {"message": ""}}, status=500)
 
     async def run() -> tuple[list[str], list[str]]:
-        app = web.Application()
-        app.router.add_route("*", "/{tail:.*}", handle)
-        runner = web.AppRunner(app)
-        await runner.setup()
-        await web.TCPSite(runner, "127.0.0.1", 0).start()
+        runner = await serve_handler(handle)
         port = runner.addresses[0][1]
         try:
             async with open_session() as session:

@@ -7,9 +7,8 @@ import http.client
 import json
 import socket
 import struct
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import ClassVar
 from urllib.parse import urlsplit
@@ -17,7 +16,7 @@ from urllib.parse import urlsplit
 import pytest
 import requests
 import schemathesis
-from fuzz_support import findings, run_cli
+from fuzz_support import findings, run_cli, serving
 
 import spec
 from conformance.embedded import EmbeddedMock
@@ -58,13 +57,9 @@ class Scripted(BaseHTTPRequestHandler):
 
 @pytest.fixture
 def server() -> Iterator[str]:
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Scripted)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
     Scripted.seen = []
-    yield f"http://127.0.0.1:{httpd.server_address[1]}"
-    httpd.shutdown()
-    httpd.server_close()
+    with serving(Scripted) as url:
+        yield url
 
 
 def _send(guard: RequestGuard, base_url: str) -> schemathesis.Response:
@@ -220,14 +215,8 @@ def relay(mock: EmbeddedMock, mode: str) -> Iterator[str]:
     target = urlsplit(mock.openai_url)
     Relay.upstream, Relay.mode = (target.hostname or "127.0.0.1", target.port or 80), mode
     Relay.dropped, Relay.relayed = [], []
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Relay)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{httpd.server_address[1]}{target.path}"
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
+    with serving(Relay) as url:
+        yield f"{url}{target.path}"
 
 
 def _fuzz(url: str, tmp_path: Path) -> tuple[int, dict, str]:
@@ -244,14 +233,8 @@ def _fuzz(url: str, tmp_path: Path) -> tuple[int, dict, str]:
 def relay_alone(mode: str) -> Iterator[str]:
     """The relay with no upstream: each connection's first request is answered ``{}``."""
     Relay.upstream, Relay.mode, Relay.dropped, Relay.relayed = None, mode, [], []
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Relay)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{httpd.server_address[1]}"
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
+    with serving(Relay) as url:
+        yield url
 
 
 def _twice(guard: RequestGuard, base_url: str) -> list[int | str]:

@@ -11,15 +11,14 @@ a server that, like Prism, answers nothing to what it cannot parse.
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 
 import pytest
 import requests
 import schemathesis
-from fuzz_support import MODEL, findings, found_rules, run_cli
+from fuzz_support import MODEL, findings, found_rules, run_cli, serving
 
 import spec
 from conformance.fuzz.findings import network_finding
@@ -68,12 +67,8 @@ class Silent(BaseHTTPRequestHandler):
 
 @pytest.fixture
 def server() -> Iterator[str]:
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Silent)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{httpd.server_address[1]}"
-    httpd.shutdown()
-    httpd.server_close()
+    with serving(Silent) as url:
+        yield url
 
 
 def _unanswered(server: str, body: object) -> str:
