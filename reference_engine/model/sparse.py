@@ -68,7 +68,8 @@ class SparseTables:
     def row_order(self, level: int, row: int) -> list[int]:
         """The entries of ``level``'s row ``row`` by value, largest first (ties: lowest entry,
         i.e. lowest id), sorted once per row. Adding a row's scale keeps this order (rounding
-        is monotone), so it is the order of the dense array's values too, up to ties."""
+        is monotone), so it is the order of the dense array's values too, up to ties. Kept
+        for every row met: at most one int per entry of the model (~183,000, ~7 MB)."""
         key = (level, row)
         found = self._orders.get(key)
         if found is None:

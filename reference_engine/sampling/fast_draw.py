@@ -193,18 +193,28 @@ class ChainCdf:
 
     def below(self, token: int) -> float:
         """The CDF of every id below ``token``."""
-        first, stop, g = self.first, self.stop, self.g
-        weights, deep, sums = self.weights, self.deep, self.deep_sums
-        followers = self.tables.follower_lists[0]
-        entry = bisect.bisect_left(followers, token, first, stop)
-        if entry < stop and followers[entry] == token:
-            below = sums[bisect.bisect_left(deep, entry)] if deep else 0.0
-            return g * weights.nf[entry] + self.c1 * weights.cw1_before[entry] + below
-        offset = 0.0
-        if entry > first:
-            below = sums[bisect.bisect_right(deep, entry - 1)] if deep else 0.0
-            offset = self.c1 * weights.cw1[entry - 1] + below - g * weights.cb[entry - 1]
-        return g * (weights.base_list[token - 1] if token else 0.0) + offset
+        first, stop = self.first, self.stop
+        entry = bisect.bisect_left(self.tables.follower_lists[0], token, first, stop)
+        if entry < stop and self.tables.follower_lists[0][entry] == token:
+            return self._follower_lower(entry)
+        base = self.weights.base_list[token - 1] if token else 0.0
+        return self.g * base + self._gap_offset(entry)
+
+    def _follower_lower(self, entry: int) -> float:
+        """The CDF below level-1 entry ``entry``'s follower."""
+        below = self.deep_sums[bisect.bisect_left(self.deep, entry)] if self.deep else 0.0
+        weights = self.weights
+        return self.g * weights.nf[entry] + self.c1 * weights.cw1_before[entry] + below
+
+    def _gap_offset(self, entry: int) -> float:
+        """In the gap of non-followers just below level-1 entry ``entry``: the CDF of the
+        followers below it minus their base weights' part (the CDF there is
+        ``g * base_list[token] + offset``)."""
+        if entry <= self.first:
+            return 0.0
+        below = self.deep_sums[bisect.bisect_right(self.deep, entry - 1)] if self.deep else 0.0
+        weights = self.weights
+        return self.c1 * weights.cw1[entry - 1] + below - self.g * weights.cb[entry - 1]
 
     def token(self, u: float, banned: tuple[tuple[int, float], ...] = ()
               ) -> tuple[int, float] | None:
@@ -251,19 +261,14 @@ class ChainCdf:
         entry = low
         followers = self.tables.follower_lists[0]
         if entry < stop:
-            below = sums[bisect.bisect_left(deep, entry)] if deep else 0.0
-            lower = g * nf[entry] + c1 * weights.cw1_before[entry] + below
+            lower = self._follower_lower(entry)
             if target >= lower:
                 if not _inside(target, lower, self.post(entry), total):
                     return None
                 return followers[entry], self._follower_value(entry)
         if not g > 0.0:
             return None
-        offset = 0.0  # the followers' CDF below the gap minus their base weights' part
-        if entry > first:
-            below_entry = entry - 1
-            below = sums[bisect.bisect_right(deep, below_entry)] if deep else 0.0
-            offset = c1 * cw1[below_entry] + below - g * weights.cb[below_entry]
+        offset = self._gap_offset(entry)
         cumulative = weights.base_list
         token = bisect.bisect_right(cumulative, (target - offset) / g)
         if token >= len(cumulative):
