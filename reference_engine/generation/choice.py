@@ -39,7 +39,7 @@ from ..sampling.fast_draw import sample_sparse, sparse_path
 from ..tokenizer import IncrementalDecoder, Tokenizer
 from .text_stops import TextStopMatcher
 from .token_stops import TokenStopMatcher
-from .utf8_filter import AllOf, Utf8Filter, continues_validly
+from .utf8_filter import AllOf, Utf8Filter
 
 
 @functools.lru_cache(maxsize=4)
@@ -217,7 +217,7 @@ class ChoiceRun:
                 if token in spec.eos_ids:
                     reason = "stop"
                     break
-                waiting = continues_validly(self._token_bytes[token], waiting)[1]
+                waiting = utf8_filters[waiting].after[token]
                 # Top logprobs from the view (the same bits as the dense array's), or, with
                 # end-of-text banned, from process_logits' array.
                 held_info.append((logprob, self._top_of(
@@ -262,11 +262,14 @@ class ChoiceRun:
                 if token in spec.eos_ids:
                     reason = "stop"
                     break
-                waiting = continues_validly(self._token_bytes[token], waiting)[1]
+                waiting = utf8_filters[waiting].after[token]
                 held_info.append((logprob, self._top(processed, token) if want_logprobs
                                   else None))
             to_decode, matched = token_stops.push(token)
-            text = "".join(decode(t, held_info.popleft()) for t in to_decode)
+            if len(to_decode) == 1:  # the usual case: no stop sequence holds tokens back
+                text = decode(to_decode[0], held_info.popleft())
+            else:
+                text = "".join(decode(t, held_info.popleft()) for t in to_decode)
             if len(sampled) >= spec.params.min_tokens:
                 text_stops.active = True
             scan = text_stops.push(text)

@@ -45,10 +45,12 @@ class TextStopMatcher:
         """Add decoded text; release what can no longer be part of a stop string."""
         if not delta:
             return StopScan("", False)
+        if not self._stops:  # nothing to hold back (the common case: one append, no scan)
+            self._text += delta
+            self._released = len(self._text)
+            return StopScan(delta, False)
         start = max(0, len(self._text) - self._longest + 1)
         self._text += delta
-        if not self._stops:
-            return self._release_to(len(self._text))
         if self.active:
             cut = self._first_match(start)
             if cut is not None:

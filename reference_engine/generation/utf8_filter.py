@@ -55,15 +55,19 @@ def continues_validly(data: bytes, waiting: int) -> tuple[bool, int]:
 
 
 class Utf8Filter:
-    """The sampler's ``allowed`` protocol for one decoder state."""
+    """The sampler's ``allowed`` protocol for one decoder state, and the state after each
+    token (``after``: ``continues_validly(token bytes, state)[1]`` by id, so the generation
+    loop looks it up instead of walking the token's bytes every step)."""
 
-    __slots__ = ("_mask",)
+    __slots__ = ("_allowed", "_mask", "after")
 
-    def __init__(self, mask: BoolArray) -> None:
+    def __init__(self, mask: BoolArray, after: Sequence[int]) -> None:
         self._mask = mask
+        self._allowed: list[bool] = mask.tolist()
+        self.after = after
 
     def __call__(self, token_id: int) -> bool:
-        return bool(self._mask[token_id])
+        return self._allowed[token_id]
 
     def mask(self, token_ids: npt.NDArray[np.int64]) -> BoolArray:
         return self._mask[token_ids]
@@ -88,21 +92,23 @@ class AllOf:
 
 
 @functools.lru_cache(maxsize=4)
-def _masks(token_bytes: tuple[bytes, ...], special_ids: frozenset[int]) -> tuple[BoolArray, ...]:
-    masks = []
+def _tables(token_bytes: tuple[bytes, ...], special_ids: frozenset[int]
+            ) -> tuple[tuple[BoolArray, tuple[int, ...]], ...]:
+    """Per decoder state: the mask of allowed ids and the state after each id."""
+    tables = []
     for waiting in range(4):
-        mask = np.array(
-            [continues_validly(data, waiting)[0] for data in token_bytes], dtype=bool
-        )
+        results = [continues_validly(data, waiting) for data in token_bytes]
+        mask = np.array([valid for valid, _ in results], dtype=bool)
         for special in special_ids:
             mask[special] = waiting == 0  # a special token never splits a character
         mask.flags.writeable = False
-        masks.append(mask)
-    return tuple(masks)
+        tables.append((mask, tuple(after for _, after in results)))
+    return tuple(tables)
 
 
 def utf8_filters(
     token_bytes: Sequence[bytes], special_ids: frozenset[int]
 ) -> tuple[Utf8Filter, ...]:
     """One filter per decoder state (0-3 awaited continuation bytes)."""
-    return tuple(Utf8Filter(mask) for mask in _masks(tuple(token_bytes), special_ids))
+    return tuple(Utf8Filter(mask, after)
+                 for mask, after in _tables(tuple(token_bytes), special_ids))

@@ -103,24 +103,34 @@ class LanguageModel:
         return token
 
     def _chain(self, context: Sequence[int]) -> tuple[Chain, list[int]]:
-        """The longest seen history suffix (as a cache key) and its row at each level."""
+        """The longest seen history suffix (as a cache key) and its row at each level.
+
+        On the path of every sampled token: a plain int id in range is taken as is (the
+        check inline), anything else goes through ``_token``."""
         n = len(context)
         if n == 0:
             return (0, 0), []
-        key = self._token(context[-1])
+        vocab = self.vocab_size
+        key = context[-1]
+        if type(key) is not int or not 0 <= key < vocab:
+            key = self._token(key)
         row = self._row_of_token[key]
         if row < 0:
             return (0, 0), []
         rows = [row]
-        scale = self.vocab_size
+        scale = vocab
+        levels = self._rows
         for length in range(2, min(self.order - 1, n) + 1):
-            packed = self._token(context[-length]) * scale + key
-            found = self._rows[length - 1].get(packed)
+            token = context[-length]
+            if type(token) is not int or not 0 <= token < vocab:
+                token = self._token(token)
+            packed = token * scale + key
+            found = levels[length - 1].get(packed)
             if found is None:
                 break
             rows.append(found)
             key = packed
-            scale *= self.vocab_size
+            scale *= vocab
         return (len(rows), key), rows
 
     def _assemble(self, rows: list[int], base: np.ndarray, level_values: list[np.ndarray],
