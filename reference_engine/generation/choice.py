@@ -159,9 +159,12 @@ class ChoiceRun:
         sampled: list[int] = []
         display = _display_table(tokenizer) if want_logprobs else ()
 
+        push_bytes = decoder.push_bytes
+        token_bytes = self._token_bytes
+
         def decode(token: int, info: tuple[float, dict[str, float] | None]) -> str:
             nonlocal chars
-            delta = decoder.push(token)
+            delta = push_bytes(token_bytes[token])
             if want_logprobs:
                 entry = LogprobEntry(display[token], info[0], info[1], base + chars)
                 unreleased.append((chars, entry))
@@ -169,6 +172,8 @@ class ChoiceRun:
             return delta
 
         def release(limit: int) -> tuple[LogprobEntry, ...]:
+            if not unreleased:
+                return ()
             out = []
             while unreleased and unreleased[0][0] < limit:
                 out.append(unreleased.popleft()[1])

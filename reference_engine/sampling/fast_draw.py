@@ -146,37 +146,38 @@ class ChainCdf:
         self.tables = tables
         self.weights = weights
         rows, scales = view.rows, view.scales
-        deep: dict[int, float] = {}
         if rows:
             row = rows[0]
             first, stop = tables.offsets[0][row], tables.offsets[0][row + 1]
             row_top = weights.row_top[row] + scales[1]
-            for level in range(1, len(rows)):  # deeper levels override (the last one wins)
-                offsets = tables.offsets[level]
-                start, end = offsets[rows[level]], offsets[rows[level] + 1]
-                values = tables.value_lists[level][start:end]
-                scale = scales[level + 1]
-                if scale != 0.0:
-                    values = [value + scale for value in values]
-                deep.update(zip(tables.to_first[level][start:end], values, strict=True))
+            deep, values = _deep_entries(tables, rows, scales)
         else:
             first = stop = 0
             row_top = -math.inf
+            deep, values = [], []
         base_top = weights.base_top + scales[0]
-        self.ref = ref = max(row_top, base_top, *deep.values())
+        ref = row_top if row_top > base_top else base_top
+        if values:
+            top = max(values)
+            if top > ref:
+                ref = top
+        self.ref = ref
         self.temperature = temperature
         self.first, self.stop = first, stop
         self.c1 = c1 = math.exp((row_top - ref) / temperature)
         self.g = g = math.exp((base_top - ref) / temperature)
-        self.deep = sorted(deep)
-        self.deep_values = deep  # exact: the dense array's bits at those entries
+        self.deep = deep
+        self.deep_values = values  # exact: the dense array's bits at those entries
         self.scales = scales
-        sums = [0.0]
+        running = 0.0
+        sums = [running]
         w1 = weights.w1
-        for entry in self.deep:
-            sums.append(sums[-1] + math.exp((deep[entry] - ref) / temperature) - c1 * w1[entry])
+        exp = math.exp
+        for entry, value in zip(deep, values, strict=True):
+            running = running + exp((value - ref) / temperature) - c1 * w1[entry]
+            sums.append(running)
         self.deep_sums = sums
-        total = g * weights.base_total + sums[-1]
+        total = g * weights.base_total + running
         if stop > first:
             total += c1 * weights.cw1[stop - 1] - g * weights.cb[stop - 1]
         self.total = total
@@ -285,12 +286,45 @@ class ChainCdf:
     def _follower_value(self, entry: int) -> float:
         """The dense array's value at level-1 entry ``entry``'s follower (``SparseLogprobs
         .value``'s arithmetic: the deepest level's value plus its scale unless 0)."""
-        value = self.deep_values.get(entry)
-        if value is not None:
-            return value
+        deep = self.deep
+        if deep:
+            at = bisect.bisect_left(deep, entry)
+            if at < len(deep) and deep[at] == entry:
+                return self.deep_values[at]
         value = self.tables.value_lists[0][entry]
         scale = self.scales[1]
         return value + scale if scale != 0.0 else value
+
+
+def _deep_entries(tables: SparseTables, rows: tuple[int, ...], scales: tuple[float, ...]
+                  ) -> tuple[list[int], list[float]]:
+    """The level-1 entries that deeper levels override, ascending, and their values (the
+    dense array's bits: the deepest level's value plus its scale unless 0).
+
+    Followers nest (a longer history's followers are among a shorter one's), so the entries
+    are those of the level-2 row, already in order (``to_first`` keeps the order of the
+    followers); each deeper level overwrites the values of its own, found by bisection."""
+    if len(rows) < 2:
+        return [], []
+    offsets = tables.offsets[1]
+    start, end = offsets[rows[1]], offsets[rows[1] + 1]
+    deep = tables.to_first[1][start:end]
+    values = tables.value_lists[1][start:end]
+    scale = scales[2]
+    if scale != 0.0:
+        values = [value + scale for value in values]
+    for level in range(2, len(rows)):
+        offsets = tables.offsets[level]
+        start, end = offsets[rows[level]], offsets[rows[level] + 1]
+        scale = scales[level + 1]
+        level_values = tables.value_lists[level]
+        to_first = tables.to_first[level]
+        low = 0
+        for entry in range(start, end):
+            low = bisect.bisect_left(deep, to_first[entry], low)
+            value = level_values[entry]
+            values[low] = value + scale if scale != 0.0 else value
+    return deep, values
 
 
 def _inside(target: float, lower: float, upper: float, total: float) -> bool:

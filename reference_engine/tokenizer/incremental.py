@@ -37,6 +37,11 @@ class IncrementalDecoder:
         """
         return self._decoder.decode(self._tokenizer.token_bytes(token_id), final=False)
 
+    def push_bytes(self, data: bytes) -> str:
+        """``push`` for a token whose bytes the caller already holds (a generation loop looks
+        them up in its table instead of validating the id a second time)."""
+        return self._decoder.decode(data, False)
+
     @property
     def pending(self) -> bytes:
         """The bytes held back because they do not yet form a complete character."""

@@ -185,3 +185,35 @@ def test_requests_give_the_exact_paths_bytes(fields: dict[str, Any]) -> None:
     with mock.patch.object(choice_module, "sparse_path", lambda params: False):
         exact = ENGINE.complete(request), list(ENGINE.stream(request))
     assert fast == exact
+
+
+def test_deeper_levels_override_entries_of_the_level_2_row() -> None:
+    """``_deep_entries`` relies on followers nesting: every deeper row's followers are among
+    those of its level-2 row. Checked over every row of the shipped model, against the
+    overrides written level by level (the last level wins)."""
+    from reference_engine.sampling.fast_draw import _deep_entries
+
+    model = Engine().artifacts.model
+    tables = model.sparse_tables
+    checked = 0
+    for level in range(1, len(tables.offsets)):
+        rows_at_level = len(tables.offsets[level]) - 1
+        for row in range(0, rows_at_level, max(1, rows_at_level // 400)):
+            follower = tables.follower_lists[level][tables.offsets[level][row]]
+            history = model.tables.levels[level].keys[row]
+            context = []
+            for _ in range(level + 1):
+                context.insert(0, int(history % model.vocab_size))
+                history //= model.vocab_size
+            view = model.sparse_logprobs(context)
+            assert len(view.rows) == level + 1 and view.rows[level] == row, (level, row, follower)
+            expected: dict[int, float] = {}
+            for deeper in range(1, len(view.rows)):
+                offsets = tables.offsets[deeper]
+                start, end = offsets[view.rows[deeper]], offsets[view.rows[deeper] + 1]
+                for entry in range(start, end):
+                    expected[tables.to_first[deeper][entry]] = view.entry_value(deeper, entry)
+            deep, values = _deep_entries(tables, view.rows, view.scales)
+            assert deep == sorted(expected) and values == [expected[e] for e in deep]
+            checked += 1
+    assert checked > 400
