@@ -33,6 +33,18 @@ YIELD_EVERY = 4
 """Without simulated latency, give other requests the event loop every this many events."""
 
 
+class _HeadersWithFirstWrite(web.StreamResponse):
+    """A stream whose headers leave with its first events, in one send instead of two.
+
+    aiohttp (3.12 and later) reads this class attribute in ``prepare()``, as its own
+    :class:`web.Response` sets it; earlier versions send the headers at ``prepare()`` as
+    before. The bytes on the wire are the same either way. Only for streams whose first
+    events follow at once (drawn on the loop, no simulated latency, no fault).
+    """
+
+    _send_headers_immediately = False
+
+
 def is_token_frame(frame: Frame) -> bool:
     """A chunk that carries new text (latency applies to these, not to finish or usage)."""
     payload = frame.payload
@@ -64,17 +76,23 @@ async def send_stream(
     and long prompts make single events expensive), ``YIELD_EVERY`` at a time, with the
     chunk and frame faults that bend them; latency and writer faults still act on the loop,
     event by event, as they do for a small request.
+
+    A stream drawn on the loop sends its last events with the end of the body (one send, not
+    two); one with neither latency nor faults also sends its headers with its first events.
     """
-    response = web.StreamResponse(status=200, headers=headers)
+    prompt = off_loop is None and not latency.enabled
+    kind = _HeadersWithFirstWrite if prompt and not faults else web.StreamResponse
+    response = kind(status=200, headers=headers)
     # Writer faults count writes and bytes, so they get one write per event.
     coalesce = not faults.has("writer", ctx)
     write = faults.wrap_write(response.write, ctx)
+    tail = b""
     try:
         await response.prepare(request)
         if off_loop is not None:
             await _pump_off_loop(frames, write, latency, off_loop, coalesce=coalesce)
         else:
-            await _pump(frames, write, latency, coalesce=coalesce)
+            _, tail = await _pump(frames, write, latency, coalesce=coalesce, keep_tail=True)
     except ConnectionError:  # the client left (ClientConnectionResetError is one)
         return response
     except ApiError as error:  # the budget ran out, or the server is stopping
@@ -97,14 +115,16 @@ async def send_stream(
                 frames.close()
             close()
     with contextlib.suppress(ConnectionError):  # the client may leave after the last event
-        await response.write_eof()
+        await response.write_eof(tail)
     return response
 
 
 async def _pump(frames: Iterator[Frame | bytes], write: Write, latency: Latency, *,
-                coalesce: bool, first: bool = True) -> bool:
+                coalesce: bool, first: bool = True, keep_tail: bool = False,
+                ) -> tuple[bool, bytes]:
     """Send each event as the engine produces it; returns whether the first token is still
-    to come (so batches drawn off the loop continue where the last one ended).
+    to come (so batches drawn off the loop continue where the last one ended) and, with
+    ``keep_tail``, the last events unsent (the caller sends them with the end of the body).
 
     With simulated latency, every token event is written right after its delay. Without
     it, events produced back to back (at most ``YIELD_EVERY``, a few hundred microseconds of
@@ -137,9 +157,11 @@ async def _pump(frames: Iterator[Frame | bytes], write: Write, latency: Latency,
                 await write(b"".join(pending))
                 pending.clear()
                 await asyncio.sleep(0)
-    if pending:
-        await write(b"".join(pending))
-    return first
+    tail = b"".join(pending)
+    if tail and not keep_tail:
+        await write(tail)
+        tail = b""
+    return first, tail
 
 
 async def _pump_off_loop(frames: Iterator[Frame | bytes], write: Write, latency: Latency,
@@ -151,7 +173,7 @@ async def _pump_off_loop(frames: Iterator[Frame | bytes], write: Write, latency:
         batch = await off_loop(lambda stop: _take(frames, stop))
         if not batch:
             return
-        first = await _pump(iter(batch), write, latency, coalesce=coalesce, first=first)
+        first, _ = await _pump(iter(batch), write, latency, coalesce=coalesce, first=first)
 
 
 def _take(frames: Iterator[Frame | bytes], stop: threading.Event) -> list[Frame | bytes]:

@@ -9,13 +9,16 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from mock_live import ENGINE, MODEL
+from aiohttp import web
+from mock_live import ENGINE, MODEL, LiveServer
 
-from mockserver import sse
+from mockserver import MockConfig, create_app, sse
 from mockserver.http.state import CACHE
+from mockserver.http.streaming import YIELD_EVERY
 from mockserver.wire import (
     Identity,
     WireOptions,
@@ -148,6 +151,89 @@ def test_streams_served_fast_equal_streams_served_through_chunks(make_server: An
                    for c in slow.chunks()]
     strip = lambda cs: [c if c == "[DONE]" else {**c, "id": 0, "created": 0} for c in cs]  # noqa: E731
     assert strip(fast_chunks) == strip(slow_chunks)
+
+
+class SendCounter:
+    """A mock whose connections note every send to the socket (each ``transport.write``)."""
+
+    def __init__(self, config: MockConfig) -> None:
+        self.sends: list[bytes] = []
+        app = create_app(config, engine=ENGINE)
+        app.middlewares.append(self._count)
+        self.live = LiveServer(config, app=app)
+
+    @web.middleware
+    async def _count(self, request: web.Request, handler: Any) -> web.StreamResponse:
+        transport = request.transport
+        assert transport is not None
+        write, writelines = transport.write, transport.writelines
+
+        def one(data: Any) -> None:
+            self.sends.append(bytes(data))
+            write(data)
+
+        def many(pieces: Any) -> None:
+            pieces = [bytes(piece) for piece in pieces]
+            self.sends.append(b"".join(pieces))
+            writelines(pieces)
+
+        transport.write, transport.writelines = one, many  # type: ignore[method-assign]
+        return await handler(request)
+
+
+@pytest.fixture
+def counted() -> Iterator[Any]:
+    def start(**kwargs: Any) -> SendCounter:
+        counter = SendCounter(MockConfig(**kwargs))
+        started.append(counter.live.__enter__())
+        return counter
+
+    started: list[LiveServer] = []
+    yield start
+    for live in started:
+        live.__exit__(None, None, None)
+
+
+STREAM = {"model": MODEL, "prompt": "The Python language", "max_tokens": 8, "seed": 3,
+          "stream": True, "logprobs": 1, "stream_options": {"include_usage": True}}
+
+
+def test_plain_streams_send_headers_with_the_first_events_and_the_end_with_the_last(
+    counted: Any,
+) -> None:
+    counter = counted()
+    reply = counter.live.post(OPENAI, STREAM)
+    chunks = reply.chunks()
+    # The bytes are those of the chunks rendered for this identity, event for event.
+    identity = Identity(chunks[0]["id"], chunks[0]["created"], MODEL,
+                        system_fingerprint=ENGINE.fingerprint)
+    events = list(ENGINE.stream(build_request(STREAM, profile="openai")))
+    assert reply.data == b"".join(stream_frames(
+        events, identity, profile="openai", include_usage=True, logprobs=True, suffix=None))
+    # One send per YIELD_EVERY events, the headers riding with the first; the last send is
+    # the events after the last full batch, if any, and the end of the chunked body.
+    assert len(counter.sends) == len(chunks) // YIELD_EVERY + 1
+    assert counter.sends[0].startswith(b"HTTP/1.1 200") and b"data: {" in counter.sends[0]
+    assert len(chunks) % YIELD_EVERY  # (so that the last send holds events)
+    assert counter.sends[-1].endswith(b"data: [DONE]\n\n\r\n0\r\n\r\n")
+
+
+def test_plain_streams_shorter_than_a_batch_are_one_send(counted: Any) -> None:
+    counter = counted()
+    body = {"model": MODEL, "prompt": "Hi", "max_tokens": 1, "seed": 3, "stream": True}
+    reply = counter.live.post(OPENAI, body)
+    assert len(reply.chunks()) < YIELD_EVERY
+    assert len(counter.sends) == 1
+    head, _, rest = counter.sends[0].partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 200") and rest.endswith(b"\r\n0\r\n\r\n")
+
+
+def test_streams_with_latency_send_their_headers_before_the_first_token(counted: Any) -> None:
+    counter = counted(ttft_ms=30, itl_ms=1)
+    reply = counter.live.post(OPENAI, STREAM)
+    assert reply.chunks()[-1] == "[DONE]"
+    assert counter.sends[0].startswith(b"HTTP/1.1 200") and b"data:" not in counter.sends[0]
+    assert counter.sends[-1].endswith(b"data: [DONE]\n\n\r\n0\r\n\r\n")
 
 
 @pytest.mark.parametrize("profile", ["openai", "friendli"])
