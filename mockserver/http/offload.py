@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import gc
 import threading
+import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
@@ -32,9 +33,14 @@ POLL_SECONDS = 0.05
 """How often a waiting request looks whether its client is still there."""
 HEAVY_SECONDS = 0.1
 TRIM_DELAY = 0.5
-"""After a job longer than HEAVY_SECONDS, once its answer has likely been sent, the C heap is
-trimmed (glibc ``malloc_trim``): the millions of small objects of an echo-scoring request
-leave freed memory in per-thread malloc arenas that is otherwise never returned to the OS."""
+"""After a job that ran longer than HEAVY_SECONDS, once its answer has likely been sent, the C
+heap is trimmed (glibc ``malloc_trim``): the millions of small objects of an echo-scoring
+request leave freed memory in per-thread malloc arenas that is otherwise never returned to
+the OS. What counts is the job's own CPU time on its thread (not its wait in the queue or
+for the GIL), and one trim at a time is pending: a trim's full collection holds the GIL as
+long as the live heap takes to walk (long, with a full result cache), so every job queued
+behind it looked heavy and asked for another, and concurrent streams drawn off the loop (a
+job per batch of events) ended up spending almost all their time collecting garbage."""
 
 
 def _release_memory() -> None:
@@ -56,6 +62,9 @@ class Offload:
         self._closed = False
         self._running = 0
         self._lock = threading.Lock()
+        self._heavy = False
+        """A job ran longer than HEAVY_SECONDS since the last trim was asked for."""
+        self._trim_pending = False
 
     @property
     def running(self) -> int:
@@ -70,9 +79,12 @@ class Offload:
             self._running += 1
             if self._running == 1:
                 gc.disable()
+        started = time.thread_time()  # this thread's CPU: neither queueing nor GIL waits
         try:
             return job(stop)
         finally:
+            if time.thread_time() - started > HEAVY_SECONDS:
+                self._heavy = True
             with self._lock:
                 self._running -= 1
                 if self._running == 0:
@@ -92,8 +104,7 @@ class Offload:
         stop = threading.Event()
         self._stops.add(stop)
         future = loop.run_in_executor(self._pool, self._call, job, stop)
-        started = loop.time()
-        deadline = started + budget - spent
+        deadline = loop.time() + budget - spent
         try:
             while True:
                 left = deadline - loop.time()
@@ -107,12 +118,20 @@ class Offload:
         finally:
             stop.set()
             self._stops.discard(stop)
-            if loop.time() - started > HEAVY_SECONDS and not self._closed:
-                loop.call_later(TRIM_DELAY, self._trim)
             if not future.done():  # nobody will read its result; keep its error unlogged
                 future.add_done_callback(_swallow)
+                future.add_done_callback(lambda _: self._ask_for_trim(loop))
+            else:
+                self._ask_for_trim(loop)
+
+    def _ask_for_trim(self, loop: asyncio.AbstractEventLoop) -> None:
+        """Trim in TRIM_DELAY if a job was heavy since the last trim and none is pending."""
+        if self._heavy and not self._trim_pending and not self._closed:
+            self._heavy, self._trim_pending = False, True
+            loop.call_later(TRIM_DELAY, self._trim)
 
     def _trim(self) -> None:
+        self._trim_pending = False
         if not self._closed:
             self._pool.submit(_release_memory)
 
