@@ -14,6 +14,7 @@ import asyncio
 import contextlib
 import logging
 import threading
+import time
 from collections.abc import Awaitable, Callable, Iterator, Mapping
 
 from aiohttp import web
@@ -31,6 +32,11 @@ OffLoop = Callable[[Callable[[threading.Event], list[Frame | bytes]]],
 """``run(job)``: ``job(stop)`` on a worker thread, within the request's budget."""
 YIELD_EVERY = 4
 """Without simulated latency, give other requests the event loop every this many events."""
+BATCH_SECONDS = 0.002
+BATCH_EVENTS = 64
+"""A stream drawn on the engine's threads takes events for this long (or this many) per job:
+each job is a round trip between the loop and a thread (~100 us here), and all its events
+are ready at once, so they share one socket write."""
 
 
 class _HeadersWithFirstWrite(web.StreamResponse):
@@ -73,8 +79,8 @@ async def send_stream(
 
     ``frames`` may be plain bytes (one event each) when no fault and no latency applies.
     ``off_loop``, if given, draws them on the engine's threads (a large request: echo scoring
-    and long prompts make single events expensive), ``YIELD_EVERY`` at a time, with the
-    chunk and frame faults that bend them; latency and writer faults still act on the loop,
+    and long prompts make single events expensive), a batch at a time (``BATCH_SECONDS``),
+    with the chunk and frame faults that bend them; latency and writer faults still act on the loop,
     event by event, as they do for a small request.
 
     A stream drawn on the loop sends its last events with the end of the body (one send, not
@@ -121,10 +127,11 @@ async def send_stream(
 
 async def _pump(frames: Iterator[Frame | bytes], write: Write, latency: Latency, *,
                 coalesce: bool, first: bool = True, keep_tail: bool = False,
-                ) -> tuple[bool, bytes]:
+                every: int = YIELD_EVERY) -> tuple[bool, bytes]:
     """Send each event as the engine produces it; returns whether the first token is still
     to come (so batches drawn off the loop continue where the last one ended) and, with
     ``keep_tail``, the last events unsent (the caller sends them with the end of the body).
+    ``every``: how many events at most share a write (a batch drawn off the loop: all).
 
     With simulated latency, every token event is written right after its delay. Without
     it, events produced back to back (at most ``YIELD_EVERY``, a few hundred microseconds of
@@ -135,7 +142,7 @@ async def _pump(frames: Iterator[Frame | bytes], write: Write, latency: Latency,
     for count, frame in enumerate(frames, start=1):
         if isinstance(frame, bytes):  # a plain event: no latency, no writer fault
             pending.append(frame)
-            if len(pending) >= YIELD_EVERY:
+            if len(pending) >= every:
                 await write(b"".join(pending))
                 pending.clear()
                 await asyncio.sleep(0)
@@ -153,7 +160,7 @@ async def _pump(frames: Iterator[Frame | bytes], write: Write, latency: Latency,
                 await asyncio.sleep(0)
         else:
             pending.append(frame.data)
-            if len(pending) >= YIELD_EVERY:
+            if len(pending) >= every:
                 await write(b"".join(pending))
                 pending.clear()
                 await asyncio.sleep(0)
@@ -166,24 +173,29 @@ async def _pump(frames: Iterator[Frame | bytes], write: Write, latency: Latency,
 
 async def _pump_off_loop(frames: Iterator[Frame | bytes], write: Write, latency: Latency,
                          off_loop: OffLoop, *, coalesce: bool) -> None:
-    """Draw ``YIELD_EVERY`` events at a time on a worker thread, and send each batch as
-    :func:`_pump` sends events (the same writes, delays and fault hooks)."""
+    """Draw events a batch at a time on a worker thread (see ``BATCH_SECONDS``), and send
+    each batch as :func:`_pump` sends events (the same delays and fault hooks), its ready
+    events in one write."""
     first = True
     while True:
         batch = await off_loop(lambda stop: _take(frames, stop))
         if not batch:
             return
-        first, _ = await _pump(iter(batch), write, latency, coalesce=coalesce, first=first)
+        first, _ = await _pump(iter(batch), write, latency, coalesce=coalesce, first=first,
+                               every=len(batch))
 
 
 def _take(frames: Iterator[Frame | bytes], stop: threading.Event) -> list[Frame | bytes]:
     batch: list[Frame | bytes] = []
-    while len(batch) < YIELD_EVERY:
+    deadline = time.perf_counter() + BATCH_SECONDS
+    while len(batch) < BATCH_EVENTS:
         check(stop)
         frame = next(frames, None)
         if frame is None:
             break
         batch.append(frame)
+        if time.perf_counter() >= deadline:
+            break
     return batch
 
 

@@ -17,6 +17,7 @@ from aiohttp import web
 from mock_live import ENGINE, MODEL, LiveServer
 
 from mockserver import MockConfig, create_app, sse
+from mockserver.http import streaming
 from mockserver.http.state import CACHE
 from mockserver.http.streaming import YIELD_EVERY
 from mockserver.wire import (
@@ -226,6 +227,26 @@ def test_plain_streams_shorter_than_a_batch_are_one_send(counted: Any) -> None:
     assert len(counter.sends) == 1
     head, _, rest = counter.sends[0].partition(b"\r\n\r\n")
     assert head.startswith(b"HTTP/1.1 200") and rest.endswith(b"\r\n0\r\n\r\n")
+
+
+def test_streams_drawn_off_the_loop_send_each_batch_in_one_write(
+    counted: Any, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(streaming, "BATCH_SECONDS", 60.0)  # batches of BATCH_EVENTS events
+    counter = counted()
+    body = {**STREAM, "max_tokens": 300, "min_tokens": 300}  # over work.INLINE_TOKENS
+    reply = counter.live.post(OPENAI, body)
+    chunks = reply.chunks()
+    assert len(chunks) == 303  # 300 tokens, the finish, the usage, [DONE]
+    identity = Identity(chunks[0]["id"], chunks[0]["created"], MODEL,
+                        system_fingerprint=ENGINE.fingerprint)
+    events = list(ENGINE.stream(build_request(body, profile="openai")))
+    assert reply.data == b"".join(stream_frames(
+        events, identity, profile="openai", include_usage=True, logprobs=True, suffix=None))
+    # The headers at once (the first batch may take long), then one write per batch.
+    batches = -(-len(chunks) // streaming.BATCH_EVENTS)
+    assert len(counter.sends) == 1 + batches + 1
+    assert b"data:" not in counter.sends[0] and counter.sends[-1] == b"0\r\n\r\n"
 
 
 def test_streams_with_latency_send_their_headers_before_the_first_token(counted: Any) -> None:
