@@ -155,7 +155,8 @@ def event_units(event: Event) -> int:
     """:func:`choice_units` for one stream event."""
     if isinstance(event, UsageEvent):
         return 0
-    return len(event.text) + _logprob_units(event.logprobs)
+    entries = event.logprobs  # mostly empty: once per streamed token, skip the sum then
+    return len(event.text) + (_logprob_units(entries) if entries else 0)
 
 
 def _logprob_units(entries: tuple[LogprobEntry, ...]) -> int:
