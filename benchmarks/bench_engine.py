@@ -9,10 +9,12 @@ Not a test: timings belong in benchmarks, not in CI.
 Tokens/s move with whatever else runs on the machine; instructions do not. Instructions per
 token of one path: run it under callgrind with ``--tokens N`` and with ``--tokens 0`` (both
 after the same ``--warmup``, which builds the per-temperature tables and fills the caches) and
-divide the difference by N::
+divide the difference by N. Even with a fixed hash seed and no address randomisation the
+count moves by a few percent from run to run (object addresses still vary), so compare
+alternated runs of both versions::
 
-    valgrind --tool=callgrind python benchmarks/bench_engine.py --only "top_p 0.9" \
-        --warmup 2000 --tokens 2000
+    PYTHONHASHSEED=0 setarch -R valgrind --tool=callgrind \
+        python benchmarks/bench_engine.py --only "top_p 0.9" --warmup 2000 --tokens 2000
 
 Each path is measured as the issue measures it: ``Engine.complete`` in a loop, one request
 at a time (at most 1,000 tokens each, a new seed per request), end-of-text allowed, until
