@@ -28,12 +28,12 @@ from __future__ import annotations
 import bisect
 import math
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import numpy as np
 import numpy.typing as npt
 
-from ..model.sparse import SparseLogprobs, SparseTables
+from ..model.sparse import SparseLogprobs, SparseTables, frozen
 from .logprobs import banned_normaliser
 from .params import SamplingParams
 from .sampler import RandomSource, TokenFilter, sample
@@ -69,22 +69,22 @@ class RowWeights:
         self.base_top = float(log_base.max())
         base = np.exp(np.divide(np.subtract(log_base, self.base_top), temperature))
         inclusive = np.cumsum(base)
-        self.base_list: list[float] = inclusive.tolist()
+        self.base_list: tuple[float, ...] = frozen(inclusive)
         self.base_total = float(inclusive[-1])
         offsets = np.asarray(tables.offsets[0], dtype=np.intp)
         followers = tables.followers[0]
         values = tables.level_values[0]
         rows = np.repeat(np.arange(offsets.shape[0] - 1), np.diff(offsets))
         row_top = np.maximum.reduceat(values, offsets[:-1])
-        self.row_top: list[float] = row_top.tolist()
+        self.row_top: tuple[float, ...] = frozen(row_top)
         w1 = np.exp(np.divide(np.subtract(values, row_top[rows]), temperature))
         cw1 = _row_cumsum(w1, offsets, rows)
         cb = _row_cumsum(base[followers], offsets, rows)
-        self.w1: list[float] = w1.tolist()
-        self.cw1: list[float] = cw1.tolist()
-        self.cw1_before: list[float] = np.subtract(cw1, w1).tolist()
-        self.cb: list[float] = cb.tolist()
-        self.nf: list[float] = np.subtract(inclusive[followers], cb).tolist()
+        self.w1: tuple[float, ...] = frozen(w1)
+        self.cw1: tuple[float, ...] = frozen(cw1)
+        self.cw1_before: tuple[float, ...] = frozen(np.subtract(cw1, w1))
+        self.cb: tuple[float, ...] = frozen(cb)
+        self.nf: tuple[float, ...] = frozen(np.subtract(inclusive[followers], cb))
 
 
 class _Weights:
@@ -154,7 +154,7 @@ class ChainCdf:
         else:
             first = stop = 0
             row_top = -math.inf
-            deep, values = [], []
+            deep, values = (), []
         base_top = weights.base_top + scales[0]
         ref = row_top if row_top > base_top else base_top
         if values:
@@ -297,7 +297,7 @@ class ChainCdf:
 
 
 def _deep_entries(tables: SparseTables, rows: tuple[int, ...], scales: tuple[float, ...]
-                  ) -> tuple[list[int], list[float]]:
+                  ) -> tuple[Sequence[int], list[float]]:
     """The level-1 entries that deeper levels override, ascending, and their values (the
     dense array's bits: the deepest level's value plus its scale unless 0).
 
@@ -305,14 +305,15 @@ def _deep_entries(tables: SparseTables, rows: tuple[int, ...], scales: tuple[flo
     are those of the level-2 row, already in order (``to_first`` keeps the order of the
     followers); each deeper level overwrites the values of its own, found by bisection."""
     if len(rows) < 2:
-        return [], []
+        return (), []
     offsets = tables.offsets[1]
     start, end = offsets[rows[1]], offsets[rows[1] + 1]
     deep = tables.to_first[1][start:end]
-    values = tables.value_lists[1][start:end]
     scale = scales[2]
     if scale != 0.0:
-        values = [value + scale for value in values]
+        values = [value + scale for value in tables.value_lists[1][start:end]]
+    else:
+        values = list(tables.value_lists[1][start:end])  # deeper levels overwrite some
     for level in range(2, len(rows)):
         offsets = tables.offsets[level]
         start, end = offsets[rows[level]], offsets[rows[level] + 1]

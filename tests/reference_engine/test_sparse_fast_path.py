@@ -214,6 +214,6 @@ def test_deeper_levels_override_entries_of_the_level_2_row() -> None:
                 for entry in range(start, end):
                     expected[tables.to_first[deeper][entry]] = view.entry_value(deeper, entry)
             deep, values = _deep_entries(tables, view.rows, view.scales)
-            assert deep == sorted(expected) and values == [expected[e] for e in deep]
+            assert list(deep) == sorted(expected) and values == [expected[e] for e in deep]
             checked += 1
     assert checked > 400
