@@ -36,7 +36,7 @@ import numpy as np
 
 from .cache import LRUCache
 from .kneser_ney import ModelTables
-from .sparse import SparseLogprobs, SparseTables
+from .sparse import SparseLogprobs, SparseTables, frozen
 
 # Per kind; one entry is vocab_size * 8 bytes (32 KiB for 4k). Sampled generation rarely hits
 # (a new context almost every step), and every retained array makes a new one land in colder
@@ -71,16 +71,16 @@ class LanguageModel:
         row_of_token = [-1] * vocab
         for row, key in enumerate(first.keys.tolist()):
             row_of_token[key] = row
-        self._row_of_token = row_of_token
+        self._row_of_token = tuple(row_of_token)  # tuples: see ``sparse.frozen``
         # Dicts keyed by packed int histories (int hashing is not randomized per process).
         # Level 1 uses the list above; the empty dict keeps indices aligned with history length.
         self._rows: list[dict[int, int]] = [
             dict(zip(level.keys.tolist(), range(level.keys.size), strict=True)) if n else {}
             for n, level in enumerate(levels)
         ]
-        self._offsets = [level.offsets.tolist() for level in levels]
-        self._gamma = [level.gamma.tolist() for level in levels]
-        self._log_gamma = [level.log_gamma.tolist() for level in levels]
+        self._offsets = [frozen(level.offsets) for level in levels]
+        self._gamma = [frozen(level.gamma) for level in levels]
+        self._log_gamma = [frozen(level.log_gamma) for level in levels]
         self._followers = [level.followers for level in levels]
         self._probs = [level.probs for level in levels]
         self._level_logprobs = [level.logprobs for level in levels]
@@ -134,7 +134,7 @@ class LanguageModel:
         return (len(rows), key), rows
 
     def _assemble(self, rows: list[int], base: np.ndarray, level_values: list[np.ndarray],
-                  weights: list[list[float]], combine: Any, combine_scalar: Any,
+                  weights: list[tuple[float, ...]], combine: Any, combine_scalar: Any,
                   identity: float) -> np.ndarray:
         """The interpolated distribution for a context's rows, in log space (``np.add`` of
         backoff log-weights) or in probability space (``np.multiply`` of backoff weights):
