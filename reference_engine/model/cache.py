@@ -60,10 +60,6 @@ class LRUCache(Generic[K, V]):
                 break
         return value
 
-    def clear(self) -> None:
-        """Drop every entry."""
-        self._data.clear()
-
     def __len__(self) -> int:
         """Number of cached entries."""
         return len(self._data)
