@@ -23,15 +23,24 @@ mock's requests do: one engine serves them all, in the order of the table. "ever
 on" bans end-of-text with logit_bias (a processor like the others), so it runs its full length.
 The ``response_format`` rows (FriendliAI's structured outputs) run the same way; their tokens/s
 include compiling the grammar (cached after the first request) and every grammar check.
+
+Where a path's time goes: ``--only NAME --stages`` times the engine's stages of that path
+(the model's distribution, the processors, the draw and its truncation, the top logprobs)
+and prints microseconds per token for each, the generation loop's own work (stops, UTF-8
+state, decoding, events) being the rest. Each stage is timed by a wrapper around the function
+that does it (~0.2 us per call of its own), so the stages add up to a little more than a run
+without them.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import subprocess
 import sys
 import time
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from reference_engine import Engine, GenerationRequest, SamplingParams
@@ -89,6 +98,87 @@ RESPONSE_FORMATS: dict[str, dict[str, Any]] = {
 }
 
 
+# (label, module, attribute): where each stage's function is looked up on the token loop's
+# path. A label with a colon names a part of the stage before the colon (the draw's parts also
+# run inside the sparse draw when it falls back to the dense one).
+STAGES = (
+    ("model's dense distribution", "reference_engine.model.language_model",
+     "LanguageModel.logprobs"),
+    ("model's sparse view", "reference_engine.model.language_model",
+     "LanguageModel.sparse_logprobs"),
+    ("processors and normalisation", "reference_engine.generation.choice", "process_logits"),
+    ("processors and normalisation: the sparse log-softmax",
+     "reference_engine.sampling.logprobs", "_sparse_log_softmax"),
+    ("dense draw", "reference_engine.generation.choice", "sample"),
+    ("sparse draw", "reference_engine.generation.choice", "sample_sparse"),
+    ("draw: the weights (exp)", "reference_engine.sampling.sampler", "_weights"),
+    ("draw: the sort for top_p", "reference_engine.sampling.sampler", "_descending"),
+    ("draw: the top_k head", "reference_engine.sampling.sampler", "_top_k_candidates"),
+    ("draw: the truncation filters", "reference_engine.sampling.sampler", "_truncate"),
+    ("draw: the inverse CDF", "reference_engine.sampling.sampler", "_draw"),
+    ("top logprobs (dense)", "reference_engine.generation.choice", "top_logprobs"),
+)
+
+
+@contextlib.contextmanager
+def _timed_stages() -> Iterator[dict[str, float]]:
+    """Wrap every function of ``STAGES`` with a timer; yields seconds spent per label."""
+    import importlib
+
+    spent: dict[str, float] = {}
+    restore: list[tuple[Any, str, Any]] = []
+
+    def timer(label: str, function: Callable[..., Any]) -> Callable[..., Any]:
+        def timed(*args: Any, **kwargs: Any) -> Any:
+            start = time.perf_counter()
+            try:
+                return function(*args, **kwargs)
+            finally:
+                spent[label] = spent.get(label, 0.0) + time.perf_counter() - start
+        return timed
+
+    for label, module_name, attribute in STAGES:
+        owner: Any = importlib.import_module(module_name)
+        *path, name = attribute.split(".")
+        for part in path:
+            owner = getattr(owner, part)
+        original = getattr(owner, name)
+        restore.append((owner, name, original))
+        setattr(owner, name, timer(label, original))
+    try:
+        yield spent
+    finally:
+        for owner, name, original in reversed(restore):
+            setattr(owner, name, original)
+
+
+def _print_stages(engine: Engine, tokens: int, fields: dict[str, Any]) -> None:
+    """Microseconds per token of each stage of one path (see the module docstring)."""
+    with _timed_stages() as spent:
+        start = time.perf_counter()
+        generated = 0
+        seed = 1
+        while generated < tokens:
+            request = GenerationRequest(prompts=PROMPT, seed=seed,
+                                        max_tokens=min(1000, tokens - generated), **fields)
+            generated += engine.complete(request).usage.completion_tokens
+            seed += 1
+        total = time.perf_counter() - start
+    print("| stage | us per token |")
+    print("|---|---|")
+    print(f"| everything | {total / generated * 1e6:.1f} |")
+    top_level = 0.0
+    for label, _, _ in STAGES:
+        seconds = spent.get(label, 0.0)
+        if not seconds:
+            continue
+        if ":" not in label:
+            top_level += seconds
+        print(f"| {label} | {seconds / generated * 1e6:.1f} |")
+    rest = (total - top_level) / generated * 1e6
+    print(f"| the generation loop's own work (the rest) | {rest:.1f} |")
+
+
 _LOAD_PROBE = """
 import time, json
 def rss_mb():
@@ -122,12 +212,22 @@ def main() -> None:
                         "without the load and memory probes (for callgrind)")
     parser.add_argument("--warmup", type=int, default=0,
                         help="tokens generated per path (other seeds) before measuring it")
+    parser.add_argument("--stages", action="store_true",
+                        help="with --only: microseconds per token of each of the engine's "
+                        "stages on that path, instead of tokens/s")
     args = parser.parse_args()
+    if args.stages and args.only is None:
+        parser.error("--stages needs --only NAME (one path)")
     engine = Engine()
     engine.load()
     for number, (name, fields, _) in enumerate(_paths(engine.tokenizer.eot_id)):
         if args.warmup and (args.only is None or args.only == name):
             _throughput(engine, args.warmup, 10**6 + 1000 * number, **fields)
+    if args.stages:
+        fields = next(fields for name, fields, _ in _paths(engine.tokenizer.eot_id)
+                      if name == args.only)
+        _print_stages(engine, args.tokens, fields)
+        return
     rows = [
         (name, _throughput(engine, args.tokens, 1000 * number, **fields), target)
         for number, (name, fields, target) in enumerate(_paths(engine.tokenizer.eot_id))
