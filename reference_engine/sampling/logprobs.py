@@ -109,7 +109,8 @@ def _sparse_log_softmax(logits: FloatArray, base: FloatArray, changed: IdArray
     if float(sums[0]) > _MOST_OF_THE_MASS:
         return None
     rest = max(0.0, 1.0 - float(sums[0]))
-    mass = rest * detexp1(-shift) + float(sums[1])
+    # detexp1(-0.0) is exactly 1.0: skip its polynomial in the usual case (no value above 0).
+    mass = (rest if shift == 0.0 else rest * detexp1(-shift)) + float(sums[1])
     return np.subtract(logits, shift + detlog1(mass))
 
 

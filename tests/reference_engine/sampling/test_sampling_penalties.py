@@ -6,6 +6,8 @@ import numpy as np
 import pytest
 from sampling_oracles import apply_presence_frequency_penalty, apply_repetition_penalty
 
+from reference_engine.sampling.penalties import penalise_repeated
+
 NEG_INF = -np.inf
 
 
@@ -53,3 +55,30 @@ def test_presence_frequency_without_generated_tokens_is_a_copy() -> None:
     )
     assert out is not logits
     np.testing.assert_array_equal(out, logits)
+
+
+@pytest.mark.parametrize(
+    ("values", "penalty"),
+    [
+        ([-1.0, -2.5, -0.0, 0.0], 1.3),  # the fast path: finite, <= 0, far from the limit
+        ([-1.0, -7.0], 0.4),  # a penalty below one
+        ([-1e8, -3.0], 9.999999),  # just inside the limit: the fast path
+        ([-1e8, -3.0], 10.000001),  # just past it: the general path, the same products
+        ([-1.0, NEG_INF, -2.0], 1.5),  # a banned token: the general path keeps it banned
+        ([-1.0, 2.0, -2.0], 2.0),  # a positive logit (logit_bias): divided, not multiplied
+        ([-1e300, -1.0], 1e10),  # an overflow: saturated, and only the value that overflowed
+        ([-200.0, NEG_INF], 1e8),  # past the limit beside a ban: kept (it did not overflow)
+    ],
+)
+def test_penalise_repeated_matches_the_oracle_on_both_paths(
+    values: list[float], penalty: float
+) -> None:
+    # penalise_repeated takes a fast path when every value is finite, <= 0 and cannot pass
+    # the saturation limit; on either side of that test the result is the oracle's, bit for
+    # bit, and nothing warns (the suite turns warnings into errors).
+    logits = np.array([-5.0, *values, -6.0])
+    ids = np.arange(1, len(values) + 1)
+    expected = apply_repetition_penalty(logits, penalty=penalty, prompt_ids=ids.tolist(),
+                                        generated_ids=[])
+    penalise_repeated(logits, ids, penalty)
+    assert logits.view(np.int64).tolist() == expected.view(np.int64).tolist()
