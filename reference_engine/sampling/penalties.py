@@ -34,8 +34,9 @@ def penalise_repeated(logits: npt.NDArray[np.float64], ids: IdArray, penalty: fl
     if not ids.shape[0]:
         return
     values = logits[ids]
+    highest = values[values.argmax()]
     lowest = float(values[values.argmin()])  # a Python float: its product cannot warn
-    if values[values.argmax()] <= 0.0 and lowest * penalty > -PENALISED_LIMIT:
+    if highest <= 0.0 and lowest * penalty > -PENALISED_LIMIT:
         # The usual case: every value finite and <= 0, and none can pass the limit, so
         # ``x * p`` everywhere with nothing to saturate or warn about (NaN and -inf fail the
         # test). The same products as below, without ``np.errstate`` and the finiteness
@@ -48,7 +49,7 @@ def penalise_repeated(logits: npt.NDArray[np.float64], ids: IdArray, penalty: fl
     # leaves the token no probability (exp underflows) without an overflow warning or NaN.
     # Banned tokens (-inf) stay banned.
     with np.errstate(over="ignore"):
-        if values[values.argmax()] <= 0.0:  # x * p everywhere (0 * p == 0 / p)
+        if highest <= 0.0:  # x * p everywhere (0 * p == 0 / p)
             np.multiply(values, penalty, out=values)
         else:
             values = np.where(values < 0.0, values * penalty, values / penalty)
