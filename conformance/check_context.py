@@ -6,12 +6,16 @@ dropped connection, bytes that are not UTF-8, JSON that does not parse), it gets
 :class:`~conformance.model.NotApplicable` naming the defect, which a lower rule judges. So each
 defect FAILs the rule that owns it and SKIPs the ones built on top of it.
 
-One defect is not layered away: a valid request the rule needs that the server refuses (a
-status outside 2xx that is not "retry later"). The behaviour the rule requires did not
-happen, and the profile says it should, so the rule FAILs naming the exchange (as ERRORS-008
-does): a server without prompt lists fails the rules of prompt lists, and the finding says
-which ``--no-feature`` would state that instead. A skipped rule would hide that the claim is
-false.
+A request refused as a whole (401 / 403, 404 on the completions path, 429 / 503 after
+retries, no answer: :mod:`conformance.refusal`) says nothing about the behaviour a rule
+requires: the accessors raise NotApplicable naming the refusal, and a rule that judged no
+exchange at all SKIPs (:attr:`CheckContext.judged` stays empty), never PASSes.
+
+One defect is not layered away: a valid request the rule needs that the server rejects (a
+status such as 400, 422 or 500). The behaviour the rule requires did not happen, and the
+profile says it should, so the rule FAILs naming the exchange (as ERRORS-008 does): a server
+without prompt lists fails the rules of prompt lists, and the finding says which
+``--no-feature`` would state that instead. A skipped rule would hide that the claim is false.
 """
 
 from __future__ import annotations
@@ -22,14 +26,12 @@ from collections.abc import Iterator, Mapping
 import spec
 from conformance.model import HarnessProblem, NotApplicable, Rule, Violation
 from conformance.probes.model import ProbeOutcome
+from conformance.refusal import Refusal, describe, refusal_of
 from conformance.settings import Settings
 from conformance.sse import codes
 from conformance.transport import Exchange, Termination
 from conformance.views import StreamView
 from spec import JSON
-
-RETRY_LATER = frozenset({429, 503})
-"""Answers that say "not now", not "no": the client retried them; ERRORS-008 SKIPs them too."""
 
 BROKEN_FRAMING = frozenset(
     {codes.INVALID_UTF8, codes.UNTERMINATED_EVENT, codes.LINE_TOO_LONG, codes.EVENT_TOO_LARGE}
@@ -65,6 +67,16 @@ class CheckContext:
         self.settings = settings
         self._outcomes = outcomes
         self._views = views if views is not None else {}
+        self.judged: set[str] = set()
+        """The exchanges (``probe/key``) the check read an answer of: none, and the rule
+        SKIPs rather than PASSes."""
+        self.refused: dict[str, tuple[Exchange, Refusal]] = {}
+        """The exchanges the check asked for that the server refused as a whole."""
+
+    def judge(self, label: str) -> None:
+        """Note that the check judged the answer of ``label`` (the scanning readers call it;
+        the accessors below do it themselves)."""
+        self.judged.add(label)
 
     # -- the target ------------------------------------------------------------------------
     @property
@@ -87,15 +99,28 @@ class CheckContext:
             raise HarnessProblem(f"probe {probe} could not finish: {found.problem}")
         return found
 
-    def exchange(self, probe: str, key: str) -> Exchange:
+    def exchange(self, probe: str, key: str, *, judge_refusal: bool = False) -> Exchange:
+        """The recorded exchange; NotApplicable when it was not sent or was refused as a whole
+        (:mod:`conformance.refusal`). ``judge_refusal``: no answer at all is what the rule
+        judges (a server that stops answering after invalid input), so it is returned."""
         outcome = self.outcome(probe)
         exchange = outcome.exchanges.get(key)
+        label = f"{probe}/{key}"
         if exchange is None:
             reason = outcome.missing.get(key, "not recorded")
-            raise NotApplicable(f"{probe}/{key} was not sent: {reason}")
-        if exchange.termination is Termination.CONNECT_ERROR:
-            raise HarnessProblem(f"{probe}/{key}: could not connect: {exchange.error}")
+            raise NotApplicable(f"{label} was not sent: {reason}")
+        operation = outcome.operation == "completions" and key not in outcome.auxiliary
+        refusal = refusal_of(exchange, operation=operation)
+        if refusal is not None and not (judge_refusal and refusal is Refusal.NO_ANSWER):
+            self.refused[label] = (exchange, refusal)
+            raise NotApplicable(
+                f"{label} was refused: {describe(refusal, exchange, retries=self.retries)}")
+        self.judged.add(label)
         return exchange
+
+    @property
+    def retries(self) -> int:
+        return self.settings.retries
 
     def request(self, probe: str, key: str) -> dict[str, JSON]:
         body = self.outcome(probe).requests.get(key)
@@ -115,9 +140,8 @@ class CheckContext:
         exchange = self.exchange(probe, key)
         label = f"{probe}/{key}"
         if cut_off(exchange):
-            when = f"after HTTP {exchange.status}" if exchange.status else "before an answer"
-            raise NotApplicable(f"{label} was cut off {when}: {exchange.error} "
-                                "(judged by ERRORS-008)")
+            raise NotApplicable(f"{label} was cut off after HTTP {exchange.status}: "
+                                f"{exchange.error} (judged by ERRORS-008)")
         if exchange.termination is not Termination.EOF:
             raise HarnessProblem(f"{label} did not complete: {exchange.termination}")
         if exchange.status != 200:
@@ -162,8 +186,7 @@ class CheckContext:
         outcome = self.outcome(probe)
         valid = (outcome.operation == "completions" and key not in outcome.invalid
                  and key not in outcome.auxiliary)
-        if (status is None or status < 300 or status in RETRY_LATER or not valid
-                or not self.judge_refusals):
+        if (status is None or status < 300 or not valid or not self.judge_refusals):
             return NotApplicable(f"{label} answered HTTP {status}, not 200")
         hint = ""
         if self.rule.features:
@@ -188,6 +211,22 @@ class CheckContext:
                 if exchange.termination is Termination.CONNECT_ERROR:
                     continue
                 yield f"{name}/{key}", outcome.requests.get(key), exchange
+
+    def refusals(self) -> list[tuple[str, Exchange, Refusal]]:
+        """Every exchange of the rule's probes the server refused as a whole (what a rule that
+        judged nothing SKIPs for), the ones the check asked for first."""
+        found = {label: (label, exchange, refusal)
+                 for label, (exchange, refusal) in self.refused.items()}
+        for name in self.rule.probes:
+            outcome = self._outcomes.get(name)
+            if outcome is None or outcome.skipped is not None:
+                continue
+            for key, exchange in outcome.exchanges.items():
+                operation = outcome.operation == "completions" and key not in outcome.auxiliary
+                refusal = refusal_of(exchange, operation=operation)
+                if refusal is not None:
+                    found.setdefault(outcome.label(key), (outcome.label(key), exchange, refusal))
+        return list(found.values())
 
 
 def unsound(view: StreamView) -> str | None:

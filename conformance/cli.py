@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import dataclasses
+import importlib.metadata
 import sys
 from collections.abc import Sequence
 from typing import TextIO
@@ -18,7 +19,7 @@ from conformance.embedded import EmbeddedMock, EmbeddedMockError, serving_args
 from conformance.model import RunResult
 from conformance.rules import CATALOG
 from conformance.runner import execute
-from conformance.transport import Exchange, Termination
+from conformance.transport import Exchange
 
 from .configure import (
     HarnessError,
@@ -28,7 +29,15 @@ from .configure import (
     settings_from_target,
     split_list,
 )
+from .diagnosis import refused_run
 from .target_options import add_target_arguments, target_from_args
+
+
+def _version() -> str:
+    try:
+        return importlib.metadata.version("completions-conformance")
+    except importlib.metadata.PackageNotFoundError:  # a checkout on sys.path, not installed
+        return "unknown (not installed)"
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -38,6 +47,7 @@ def _parser() -> argparse.ArgumentParser:
         "(and FriendliAI dedicated completions). Without --base-url it tests the embedded "
         "mock server.",
     )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     run = commands.add_parser(
         "run", help="run the rule catalog against a server",
@@ -98,11 +108,6 @@ def _write_reports(args: argparse.Namespace, result: RunResult) -> None:
         write_html(result, args.html)
 
 
-def _unreachable(result: RunResult) -> bool:
-    exchanges = list(result.exchanges.values())
-    return bool(exchanges) and all(e.termination is Termination.CONNECT_ERROR for e in exchanges)
-
-
 def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from conformance.reporting import ConsoleProgress, write_console
 
@@ -136,8 +141,9 @@ def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     finally:
         if mock is not None:
             mock.stop()
-    if _unreachable(result):
-        raise HarnessError(f"cannot connect to {result.target.base_url}")
+    refused = refused_run(result, settings, target)
+    if refused is not None:
+        raise HarnessError(refused)
     write_console(result, out, verbose=args.verbose)
     _write_reports(args, result)
     return result.exit_code

@@ -10,7 +10,6 @@ one table, :mod:`conformance.target_options`).
 from __future__ import annotations
 
 import dataclasses
-import json
 import os
 import ssl
 from collections.abc import Callable, Iterable, Mapping
@@ -20,20 +19,15 @@ from urllib.parse import urlsplit
 import yaml
 
 import spec
-from conformance.client import Client
-from conformance.transport import Exchange, Network, open_session, proxy_for, record
+from conformance.transport import Exchange, Network, proxy_for
 
+from .errors import HarnessError, UsageError
+from .first_contact import check_base_url, first_contact
 from .settings import Settings, default_limits, join_url
 from .target_options import TargetOptions
 
-
-class UsageError(Exception):
-    """A flag or environment value the run cannot use (exit status 2)."""
-
-
-class HarnessError(Exception):
-    """The run could not start: the mock did not come up, the target was unreachable
-    (exit status 2)."""
+__all__ = ["HarnessError", "UsageError", "check_target", "pick_profile", "settings_from_target",
+           "split_list"]
 
 
 API_KEY_VARIABLES = ("CONFORMANCE_API_KEY", "OPENAI_API_KEY")
@@ -154,85 +148,6 @@ def pick_network(
     return network
 
 
-def connect_failure(url: str, error: str | None, network: Network,
-                    options: TargetOptions) -> str:
-    """One line saying why ``url`` could not be reached and what to pass about it."""
-    text = " ".join((error or "no response").split())
-    lowered = text.lower()
-    proxy = network.redacted().proxy
-    if "certificate_verify_failed" in lowered or "certificateerror" in lowered:
-        return (f"cannot verify the TLS certificate of {url} ({_reason(text)}): pass "
-                f"{options.flag('cacert')} FILE with the CA that signed it (or "
-                f"{options.flag('insecure')} to skip verification)")
-    if proxy and ("proxy" in lowered or "407" in lowered):
-        return (f"the proxy {proxy} did not let the request through ({_reason(text)}): check "
-                f"{options.flag('proxy')} (or HTTPS_PROXY / HTTP_PROXY, NO_PROXY), with "
-                "credentials as http://USER:PASS@HOST:PORT if it asks for them")
-    closed = "disconnected" in lowered or "reset by peer" in lowered
-    if "ssl" in lowered or "certificate" in lowered or (
-            closed and url.startswith("https:") and not network.cert):
-        # TLS 1.3 servers refuse a missing client certificate after the handshake: the
-        # client sees the connection closed before any answer
-        return (f"the TLS connection to {url} failed ({_reason(text)}): if the server asks "
-                f"for a client certificate, pass {options.flag('cert')} FILE "
-                f"{options.flag('key')} FILE")
-    return f"cannot reach {url}: {text}"
-
-
-def _reason(text: str) -> str:
-    """The informative tail of an aiohttp connection error."""
-    for marker in ("certificate verify failed: ", "[SSL: ", "ssl:"):
-        if marker in text:
-            return text[text.index(marker):][:200].rstrip(")]'\" ")
-    return text[:200]
-
-
-async def check_connection(settings: Settings, url: str, options: TargetOptions) -> None:
-    """Reach ``url`` once before the run (nothing counted, nothing kept), so that a TLS or
-    proxy problem is one clear usage-level message rather than every rule's ERROR."""
-    async with open_session() as session:
-        exchange = await record(session, "GET", url, headers=settings.request_headers(),
-                                limits=settings.limits, network=settings.network,
-                                secret_headers=settings.secret_header_names)
-    if exchange.status is None and exchange.bytes_received == 0:
-        raise HarnessError(connect_failure(exchange.request.url, exchange.error,
-                                           settings.network, options))
-
-
-async def discover_model(
-    settings: Settings,
-    url: str,
-    on_exchange: Callable[[Exchange], None] | None = None,
-    options: TargetOptions | None = None,
-) -> str:
-    """The first model ``GET url`` lists (``{"data": [...]}`` or a bare list), asked through
-    :class:`~conformance.client.Client` like every other request (retries of 429 / 503, the
-    run's limits and headers; a budget of its own, so it never eats ``--max-requests``).
-
-    ``on_exchange`` receives the recorded request, so a report can keep it (a replay of the
-    report must answer the discovery too)."""
-    async with open_session() as session:
-        exchange = await Client(settings, session).send("GET", url)
-    if on_exchange is not None:
-        on_exchange(exchange)
-    if exchange.status is None:
-        raise HarnessError(connect_failure(exchange.request.url, exchange.error,
-                                           settings.network, options or TargetOptions()))
-    try:
-        body = json.loads(exchange.body)
-    except ValueError:
-        body = None
-    data = body.get("data") if isinstance(body, dict) else body
-    if exchange.status == 200 and isinstance(data, list):
-        for model in data:
-            if isinstance(model, dict) and isinstance(model.get("id"), str) and model["id"]:
-                return str(model["id"])
-    raise UsageError(
-        f"could not find a model in GET {exchange.request.url} (HTTP {exchange.status}); "
-        "pass --model"
-    )
-
-
 MIN_MAX_TOKENS = 4
 """The probes need room for a few tokens (a stop string, a length cut shorter than greedy)."""
 
@@ -246,13 +161,16 @@ def check_target(options: TargetOptions, *, embedded: bool = False) -> spec.Prof
     pick_network(options, {}, embedded=embedded)
     for name, value, low in (("max-tokens", options.max_tokens, MIN_MAX_TOKENS),
                              ("concurrency", options.concurrency, 1),
-                             ("max-requests", options.max_requests, 1)):
+                             ("max-requests", options.max_requests, 1),
+                             ("retries", options.retries, 0)):
         if value is not None and value < low:
             raise UsageError(f"{options.flag(name)} must be at least {low}, got {value}")
     if not options.timeout > 0:
         raise UsageError(f"{options.flag('timeout')} must be positive, got {options.timeout}")
     if not embedded and not options.base_url:
         raise UsageError(f"{options.flag('base-url')} is required")
+    if not embedded and options.base_url:
+        check_base_url(options.base_url, profile, options)
     if not embedded and not options.model and profile.models_path is None:
         raise UsageError(
             f"profile {profile.name} has no model listing: pass {options.flag('model')} "
@@ -272,9 +190,9 @@ async def settings_from_target(
 
     Against the embedded mock (``embedded``) the URL is the mock's for the profile and no key
     from the environment is sent; without ``--model`` the model is the first of the profile's
-    model listing (the embedded mock's OpenAI listing when the profile has none). When TLS
-    or a proxy is in play and no discovery request is made, the target is reached once first
-    (:func:`check_connection`), so a certificate or proxy problem is one clear message."""
+    model listing (the embedded mock's OpenAI listing when the profile has none). The target
+    is reached once first (:func:`~conformance.first_contact.first_contact`), so a target that
+    cannot be reached or refuses the key is one clear line, not a run of verdicts."""
     profile = check_target(options, embedded=embedded is not None)
     base_url = embedded.url_for(profile.name) if embedded is not None else options.base_url
     settings = build_settings(
@@ -283,23 +201,19 @@ async def settings_from_target(
         api_key=pick_api_key(options.api_key, environ, embedded=embedded is not None),
         headers=parse_headers(options.header), max_tokens=options.max_tokens,
         concurrency=options.concurrency, max_requests=options.max_requests,
-        timeout=options.timeout,
+        timeout=options.timeout, retries=options.retries,
     )
     settings = dataclasses.replace(
         settings, network=pick_network(options, environ, embedded=embedded is not None))
-    if options.model:
-        network = settings.network
-        if embedded is None and (network.proxy or urlsplit(base_url or "").scheme == "https"):
-            await check_connection(settings, settings.models_url, options)
+    if options.model or (profile.models_path is None and embedded is None):
+        await first_contact(settings, options, discover=False)
         return settings
-    if profile.models_path is not None:
-        listing = settings.models_url
-    elif embedded is not None:
+    listing = None
+    if profile.models_path is None and embedded is not None:
         listing = join_url(embedded.openai_url, "/v1/models", "/v1")
-    else:  # pragma: no cover - check_target refused it
-        raise UsageError(f"pass {options.flag('model')}")
-    model = await discover_model(settings, listing, on_exchange, options)
-    return dataclasses.replace(settings, model=model)
+    model = await first_contact(settings, options, discover=True, listing=listing,
+                                on_exchange=on_exchange)
+    return dataclasses.replace(settings, model=model or "")
 
 
 class EmbeddedTarget(Protocol):
@@ -322,6 +236,7 @@ def build_settings(
     concurrency: int,
     max_requests: int | None,
     timeout: float,
+    retries: int = 3,
 ) -> Settings:
     if timeout <= 0:
         raise UsageError(f"--timeout must be positive, got {timeout}")
@@ -331,6 +246,7 @@ def build_settings(
             base_url=base_url, profile=profile, model=model, features=features,
             api_key=api_key, headers=headers, max_tokens=max_tokens,
             concurrency=concurrency, max_requests=max_requests, limits=limits,
+            retries=retries, max_retry_wait=timeout,
         )
     except ValueError as exc:
         raise UsageError(str(exc)) from None

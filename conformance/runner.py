@@ -13,6 +13,7 @@ import traceback
 from collections.abc import Iterable, Mapping
 from typing import Protocol
 
+from conformance import refusal
 from conformance.check_context import CheckContext, unsound
 from conformance.client import BudgetExhausted, Client
 from conformance.model import (
@@ -145,6 +146,9 @@ def evaluate(
         where = traceback.extract_tb(exc.__traceback__)[-1]
         message = f"harness error: {type(exc).__name__}: {exc} ({where.filename}:{where.lineno})"
         return RuleResult(rule, Verdict.ERROR, message, exchanges=labels)
+    if not ctx.judged:  # a PASS on nothing would be a lie
+        reason = refusal.summary(ctx.refusals(), retries=settings.retries)
+        return RuleResult(rule, Verdict.SKIP, reason, exchanges=labels)
     return RuleResult(rule, Verdict.PASS, exchanges=labels)
 
 
@@ -169,8 +173,16 @@ def _stats(
 ) -> RunStats:
     ttft: list[float] = []
     itl: list[float] = []
+    completions = 0
+    refused: dict[str, tuple[int, str]] = {}
     for outcome in outcomes.values():
-        for exchange in outcome.exchanges.values():
+        for key, exchange in outcome.exchanges.items():
+            if outcome.operation == "completions" and key not in outcome.auxiliary:
+                completions += 1
+                kind = refusal.refusal_of(exchange)
+                if kind is not None:
+                    count, first = refused.get(kind.value, (0, outcome.label(key)))
+                    refused[kind.value] = (count + 1, first)
             if not exchange.is_sse or exchange.status != 200:
                 continue
             view = views.get(id(exchange)) or StreamView(exchange)
@@ -179,7 +191,8 @@ def _stats(
             times = [p.event.dispatched_at for p in view.chunks]
             ttft.append(times[0])
             itl.extend(b - a for a, b in itertools.pairwise(times))
-    return RunStats(requests, wall, tuple(ttft), tuple(itl))
+    return RunStats(requests, wall, tuple(ttft), tuple(itl), completions,
+                    tuple((kind, count, first) for kind, (count, first) in refused.items()))
 
 
 async def execute(

@@ -11,7 +11,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import spec
-from conformance.target_options import DEFAULT_CONCURRENCY, DEFAULT_MAX_TOKENS, DEFAULT_TIMEOUT
+from conformance.target_options import (
+    DEFAULT_CONCURRENCY,
+    DEFAULT_MAX_TOKENS,
+    DEFAULT_RETRIES,
+    DEFAULT_TIMEOUT,
+)
 from conformance.transport import DIRECT, Limits, Network
 
 MAX_TOTAL_BYTES = 16 << 20
@@ -46,8 +51,10 @@ class Settings:
     concurrency: int = DEFAULT_CONCURRENCY
     max_requests: int | None = None
     limits: Limits = field(default_factory=default_limits)
-    retries: int = 3
+    retries: int = DEFAULT_RETRIES
+    """Times a 429 / 503 answer is retried (``--retries``)."""
     max_retry_wait: float = 30.0
+    """The longest wait before a retry, whatever ``Retry-After`` asks (``--timeout``)."""
     network: Network = field(default=DIRECT, repr=False)
     """How the server is reached: TLS trust, client certificate, proxy (with its secret)."""
 
@@ -56,6 +63,8 @@ class Settings:
             raise ValueError(f"max_tokens must be at least 4, got {self.max_tokens}")
         if self.concurrency < 1:
             raise ValueError(f"concurrency must be at least 1, got {self.concurrency}")
+        if self.retries < 0:
+            raise ValueError(f"retries must not be negative, got {self.retries}")
         if self.max_requests is not None and self.max_requests < 1:
             raise ValueError(f"max_requests must be positive, got {self.max_requests}")
 

@@ -19,6 +19,7 @@ from typing import Any
 DEFAULT_MAX_TOKENS = 16
 DEFAULT_CONCURRENCY = 4
 DEFAULT_TIMEOUT = 60.0
+DEFAULT_RETRIES = 3
 PYTEST_PREFIX = "conformance-"
 
 
@@ -74,6 +75,9 @@ TARGET_OPTIONS: tuple[TargetOption, ...] = (
                  {"type": int, "default": DEFAULT_MAX_TOKENS, "metavar": "N"}, group="limits"),
     TargetOption("max-requests", "stop sending after N requests (retries included)",
                  {"type": int, "default": None, "metavar": "N"}, group="limits"),
+    TargetOption("retries", "times a 429 or 503 answer is retried, waiting as its Retry-After "
+                 f"asks, at most --timeout (default {DEFAULT_RETRIES})",
+                 {"type": int, "default": DEFAULT_RETRIES, "metavar": "N"}, group="limits"),
     TargetOption("concurrency", "requests in flight at once (default "
                  f"{DEFAULT_CONCURRENCY})",
                  {"type": int, "default": DEFAULT_CONCURRENCY, "metavar": "N"}, group="limits"),
@@ -101,6 +105,7 @@ class TargetOptions:
     proxy: str | None = None
     max_tokens: int = DEFAULT_MAX_TOKENS
     max_requests: int | None = None
+    retries: int = DEFAULT_RETRIES
     concurrency: int = DEFAULT_CONCURRENCY
     timeout: float = DEFAULT_TIMEOUT
     flag_prefix: str = "--"

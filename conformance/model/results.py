@@ -88,6 +88,14 @@ class RunStats:
     """Time to first token of each successful stream (first chunk event)."""
     itl_seconds: tuple[float, ...] = ()
     """Gaps between consecutive chunk events of successful streams."""
+    completions: int = 0
+    """Exchanges recorded with the completions operation (each after its retries)."""
+    refused: tuple[tuple[str, int, str], ...] = ()
+    """Of those, the ones refused as a whole (:mod:`conformance.refusal`): ``(kind, count,
+    first exchange's label)`` per kind, in the order first seen."""
+
+    def refused_count(self, kind: str) -> int:
+        return sum(count for name, count, _ in self.refused if name == kind)
 
 
 @dataclass(frozen=True)

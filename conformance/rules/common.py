@@ -128,16 +128,24 @@ def usage_of(ctx: CheckContext, probe: str, key: str) -> tuple[int, int, int]:
     return numbers
 
 
-def streams(ctx: CheckContext) -> Iterator[tuple[str, JSON, StreamView]]:
-    """Every recorded 200 stream of a valid request, however it ended."""
+def _streams(ctx: CheckContext) -> Iterator[tuple[str, JSON, StreamView]]:
     for label, body, exchange in ctx.scanned():
         if exchange.is_sse and exchange.status == 200:
             yield label, body, ctx.view(exchange)
 
 
+def streams(ctx: CheckContext) -> Iterator[tuple[str, JSON, StreamView]]:
+    """Every recorded 200 stream of a valid request, however it ended."""
+    for label, body, view in _streams(ctx):
+        ctx.judge(label)
+        yield label, body, view
+
+
 def sound_streams(ctx: CheckContext) -> Iterator[tuple[str, JSON, StreamView]]:
-    for label, body, view in streams(ctx):
+    """Every 200 stream of a valid request that can be read as chunks (:func:`unsound`)."""
+    for label, body, view in _streams(ctx):
         if unsound(view) is None:
+            ctx.judge(label)
             yield label, body, view
 
 
@@ -155,6 +163,7 @@ def responses(ctx: CheckContext) -> Iterator[tuple[str, JSON, Exchange, JSON]]:
             parsed: JSON = json.loads(exchange.body)
         except ValueError:
             parsed = None
+        ctx.judge(label)
         yield label, body, exchange, parsed
 
 

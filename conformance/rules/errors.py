@@ -13,8 +13,9 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 
-from conformance.check_context import RETRY_LATER, CheckContext, cut_off
+from conformance.check_context import CheckContext, cut_off
 from conformance.model import NotApplicable, Violation, fail_each
+from conformance.refusal import RETRY_LATER
 from conformance.transport import Exchange
 
 from .base import BUGS, DOC, MUST, SCHEMAS, SHOULD, SPEC, rule
@@ -27,8 +28,13 @@ def _cases(ctx: CheckContext, kinds: tuple[str, ...]) -> Iterator[tuple[str, dic
     if not isinstance(cases, dict):
         raise NotApplicable("the invalid probe recorded no cases")
     for key, case in cases.items():
-        if case.get("kind") in kinds:
-            yield key, case, ctx.exchange("invalid", key)
+        if case.get("kind") not in kinds:
+            continue
+        try:
+            exchange = ctx.exchange("invalid", key)
+        except NotApplicable:
+            continue  # refused as a whole, or not sent: a rule judging no case SKIPs
+        yield key, case, exchange
 
 
 ALL_KINDS = ("schema", "unknown-field", "limit", "cross-field", "malformed")
@@ -177,7 +183,7 @@ def _error_object(exchange: Exchange) -> dict | None:
     source=SPEC, probes=("invalid",), faults=("error-cached",),
 )
 def healthy_after(ctx: CheckContext) -> None:
-    exchange = ctx.exchange("invalid", "health")
+    exchange = ctx.exchange("invalid", "health", judge_refusal=True)
     if exchange.status != 200:
         raise Violation(
             "a valid request after the invalid ones failed", expected=200,
@@ -234,7 +240,9 @@ def valid_requests_succeed(ctx: CheckContext) -> None:
             continue  # the health check after invalid input is ERRORS-006's
         if exchange.status in RETRY_LATER:
             later.append(label)
-        elif exchange.status is None or not 200 <= exchange.status < 300 or cut_off(exchange):
+            continue
+        ctx.judge(label)
+        if exchange.status is None or not 200 <= exchange.status < 300 or cut_off(exchange):
             failed.append((label, exchange))
     if failed:
         listing = ", ".join(f"{name} ({_status(e)})" for name, e in failed)

@@ -9,6 +9,7 @@ https://html.spec.whatwg.org/multipage/server-sent-events.html#event-stream-inte
 
 from .curl import AUTH_VARIABLE, secret_variable, to_curl
 from .exchange import Exchange, RecordedRequest, Timings
+from .failures import Failure, classify
 from .json_types import JSON
 from .limits import Limits, Termination, lost_before_answer
 from .network import DIRECT, PROXY_VARIABLE, Network
@@ -24,11 +25,13 @@ __all__ = [
     "PROXY_VARIABLE",
     "REDACTED",
     "Exchange",
+    "Failure",
     "Limits",
     "Network",
     "RecordedRequest",
     "Termination",
     "Timings",
+    "classify",
     "is_secret_header",
     "lost_before_answer",
     "open_session",

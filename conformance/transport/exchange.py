@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 from conformance.sse import Comment, Observation, SSEEvent
 
+from .failures import Failure
 from .json_types import JSON
 from .limits import Termination
 from .network import Network
@@ -71,6 +72,9 @@ class Exchange:
     termination: Termination
     timings: Timings
     error: str | None = None
+    failure: Failure | None = None
+    """Why no answer came, from the exception's type (:mod:`conformance.transport.failures`);
+    None when one came, or when a limit of the harness ended the exchange."""
     status: int | None = None
     reason: str | None = None
     http_version: str | None = None

@@ -24,6 +24,7 @@ from conformance.sse import SSEParser
 
 from .decoding import make_decoder
 from .exchange import Exchange, RecordedRequest
+from .failures import classify
 from .json_types import JSON
 from .limits import Limits, Termination
 from .network import DIRECT, Network
@@ -35,7 +36,8 @@ DEFAULT_LIMITS = Limits()
 # aiohttp < 3.10 has no ConnectionTimeoutError; its parent is only raised while connecting here,
 # because the recorder sets no sock_read timeout
 _CONNECT_TIMEOUT = getattr(aiohttp, "ConnectionTimeoutError", aiohttp.ServerTimeoutError)
-_CONNECT_ERRORS = (aiohttp.ClientConnectorError, _CONNECT_TIMEOUT, aiohttp.InvalidURL)
+_CONNECT_ERRORS = (aiohttp.ClientConnectorError, _CONNECT_TIMEOUT, aiohttp.InvalidURL,
+                   aiohttp.NonHttpUrlClientError)
 
 
 def open_session(**kwargs: object) -> aiohttp.ClientSession:
@@ -94,9 +96,9 @@ async def record(
     try:
         await _exchange(state, session, url, items, body, sse, network.aiohttp_kwargs(url))
     except _CONNECT_ERRORS as exc:
-        state.stop(Termination.CONNECT_ERROR, _describe(exc))
+        state.stop(Termination.CONNECT_ERROR, _describe(exc), classify(exc))
     except Exception as exc:  # every other failure is the connection's: record, never raise
-        state.stop(Termination.CONNECTION_ERROR, _describe(exc))
+        state.stop(Termination.CONNECTION_ERROR, _describe(exc), classify(exc))
     return state.build()
 
 

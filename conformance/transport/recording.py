@@ -14,6 +14,7 @@ from conformance.sse import SSEEvent, SSEParser
 
 from .decoding import ContentDecoder
 from .exchange import Exchange, RecordedRequest, Timings
+from .failures import Failure
 from .limits import Limits, Termination
 
 MAX_CHUNK_TIMES = 4096
@@ -30,6 +31,7 @@ class Recording:
         self.wall = time.time()
         self.termination = Termination.EOF
         self.error: str | None = None
+        self.failure: Failure | None = None
         self.response: aiohttp.ClientResponse | None = None
         self.headers_at: float | None = None
         self.first_byte_at: float | None = None
@@ -44,9 +46,11 @@ class Recording:
     def now(self) -> float:
         return time.perf_counter() - self.t0
 
-    def stop(self, termination: Termination, error: str | None = None) -> None:
+    def stop(self, termination: Termination, error: str | None = None,
+             failure: Failure | None = None) -> None:
         self.termination = termination
         self.error = error
+        self.failure = failure
 
     def _note_chunk(self, size: int, now: float) -> None:
         """Keep the chunk's size and time; past ``MAX_CHUNK_TIMES`` reads, later ones are merged
@@ -110,6 +114,7 @@ class Recording:
             request=self.request,
             termination=self.termination,
             error=self.error,
+            failure=self.failure,
             timings=Timings(self.wall, self.headers_at, self.first_byte_at, ended),
             status=response.status if response is not None else None,
             reason=response.reason if response is not None else None,

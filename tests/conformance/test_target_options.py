@@ -15,13 +15,13 @@ from network_support import TLSKit, loopback_proxy
 import conformance.fuzz.cli  # noqa: F401 - imported once: pytester forgets what a test imports
 from conformance.cli import _parser
 from conformance.configure import UsageError, settings_from_target
+from conformance.embedded import EmbeddedMock
 from conformance.pytest_support import settings_for
 from conformance.settings import Settings
 from conformance.target_options import TARGET_OPTIONS, target_from_args
 
 pytest_plugins = ["pytester"]
 
-URL = "http://127.0.0.1:9/v1"  # never contacted: every row names a model
 ROWS: list[tuple[list[str], Callable[[Settings], Any], Any]] = [
     ([], lambda s: (s.profile.name, s.max_tokens, s.limits.total_time, s.max_requests),
      ("openai", 16, 60.0, None)),
@@ -38,7 +38,9 @@ ROWS: list[tuple[list[str], Callable[[Settings], Any], Any]] = [
     (["--max-requests", "9"], lambda s: s.max_requests, 9),
     (["--concurrency", "3"], lambda s: s.concurrency, 3),
     (["--timeout", "12.5"], lambda s: s.limits.total_time, 12.5),
-    (["--base-url", "http://127.0.0.1:9/dedicated/v1"], lambda s: s.profile.name, "friendli"),
+    (["--retries", "5"], lambda s: (s.retries, s.max_retry_wait), (5, 60.0)),
+    (["--retries", "0", "--timeout", "7"], lambda s: (s.retries, s.max_retry_wait), (0, 7.0)),
+    (["--base-url", "{friendli}"], lambda s: s.profile.name, "friendli"),
     (["--cacert", "{ca}"], lambda s: s.network.cacert, "{ca}"),
     (["--cert", "{cert}", "--key", "{key}"], lambda s: (s.network.cert, s.network.key),
      ("{cert}", "{key}")),
@@ -46,7 +48,17 @@ ROWS: list[tuple[list[str], Callable[[Settings], Any], Any]] = [
     (["--proxy", "{proxy}"], lambda s: s.network.proxy, "{proxy}"),
 ]
 """``{ca}``, ``{cert}``, ``{key}`` and ``{proxy}`` stand for files of a private CA made for the
-test and a loopback proxy (a proxied target is reached once before the run: it must answer)."""
+test and a loopback proxy, ``{friendli}`` for the mock's FriendliAI base URL. Every target is
+reached once before a run (its first contact), so the rows aim at the session's mock."""
+
+URL = ""
+"""The mock's OpenAI base URL, set by the autouse fixture ``target``."""
+
+
+@pytest.fixture(autouse=True)
+def target(mock: EmbeddedMock) -> None:
+    global URL
+    URL = mock.openai_url
 
 
 def cli_settings(command: str, argv: list[str]) -> Settings:
@@ -78,10 +90,12 @@ def no_network_environment(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @pytest.fixture(scope="module")
-def places(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
+def places(tmp_path_factory: pytest.TempPathFactory, mock: EmbeddedMock,
+           ) -> Iterator[dict[str, str]]:
     kit = TLSKit.make(Path(tmp_path_factory.mktemp("tls")))
     with loopback_proxy() as proxy:
-        yield {"ca": kit.ca, "cert": kit.client_cert, "key": kit.client_key, "proxy": proxy.url}
+        yield {"ca": kit.ca, "cert": kit.client_cert, "key": kit.client_key, "proxy": proxy.url,
+               "friendli": mock.friendli_url}
 
 
 def fill(value: Any, places: dict[str, str]) -> Any:
