@@ -26,7 +26,7 @@ from collections.abc import Iterator, Mapping
 import spec
 from conformance.model import HarnessProblem, NotApplicable, Rule, Violation
 from conformance.probes.model import ProbeOutcome
-from conformance.refusal import Refusal, describe, refusal_of
+from conformance.refusal import Refusal, refusal_of, summary
 from conformance.settings import Settings
 from conformance.sse import codes
 from conformance.transport import Exchange, Termination
@@ -113,8 +113,7 @@ class CheckContext:
         refusal = refusal_of(exchange, operation=operation)
         if refusal is not None and not (judge_refusal and refusal is Refusal.NO_ANSWER):
             self.refused[label] = (exchange, refusal)
-            raise NotApplicable(
-                f"{label} was refused: {describe(refusal, exchange, retries=self.retries)}")
+            raise NotApplicable(summary([(label, exchange, refusal)], retries=self.retries))
         self.judged.add(label)
         return exchange
 
@@ -123,7 +122,10 @@ class CheckContext:
         return self.settings.retries
 
     def request(self, probe: str, key: str) -> dict[str, JSON]:
-        body = self.outcome(probe).requests.get(key)
+        outcome = self.outcome(probe)
+        body = outcome.requests.get(key)
+        if key not in outcome.requests and key in outcome.missing:
+            raise NotApplicable(f"{probe}/{key} was not sent: {outcome.missing[key]}")
         if not isinstance(body, dict):
             raise NotApplicable(f"{probe}/{key} has no JSON request body")
         return body

@@ -13,7 +13,7 @@ import json
 from urllib.parse import urlsplit, urlunsplit
 
 from conformance.model import RunResult
-from conformance.refusal import Refusal
+from conformance.refusal import Refusal, retries_phrase
 from conformance.transport import Exchange, Failure, Network, Termination
 
 from .settings import Settings
@@ -94,14 +94,16 @@ def unreachable(exchange: Exchange, base_url: str, network: Network,
         # before any answer
         return (f"the TLS connection to {url} failed ({_reason(text)}): if the server asks "
                 f"for a client certificate, pass {flag('cert')} FILE {flag('key')} FILE")
-    if failure is Failure.RESET:
-        return (f"{where} reset the connection without answering {exchange.request.method} "
-                f"{url}, on a fresh connection too: the server broke before answering; look at "
-                "its logs")
-    if failure is Failure.CLOSED and not https:
-        return (f"{where} closed the connection without answering GET {url}: if it serves "
-                f"HTTPS, use https://, as in {flag('base-url')} "
+    method = exchange.request.method
+    if failure is Failure.CLOSED and not https and method == "GET":
+        # the first contact: an HTTPS port closes a plain-HTTP request unanswered
+        return (f"{where} closed the connection without answering {method} {url}: if it "
+                f"serves HTTPS, use https://, as in {flag('base-url')} "
                 f"{_with_scheme(base_url, 'https')}")
+    if failure in (Failure.RESET, Failure.CLOSED):
+        how = "reset" if failure is Failure.RESET else "closed"
+        return (f"{where} {how} the connection without answering {method} {url}, on a fresh "
+                "connection too: the server broke before answering; look at its logs")
     return f"cannot connect to {url}: {text}"
 
 
@@ -137,7 +139,7 @@ def key_refused(exchange: Exchange, options: TargetOptions, *, key_sent: bool) -
 def still_refused(exchange: Exchange, options: TargetOptions, retries: int) -> str:
     """429 / 503 to the first request, after every retry."""
     what = "rate-limits this client (429)" if exchange.status == 429 else "is unavailable (503)"
-    return (f"the server {what} after {retries} retries of the first request, GET "
+    return (f"the server {what} after {retries_phrase(retries)} of the first request, GET "
             f"{exchange.request.url}: wait and run again, or raise {options.flag('retries')}")
 
 
@@ -169,7 +171,7 @@ def refused_run(result: RunResult, settings: Settings, options: TargetOptions) -
     limited = stats.refused_count(Refusal.RATE_LIMITED.value)
     if 2 * limited > total:
         return (f"the server rate-limited {limited} of {total} completion requests (429 after "
-                f"{settings.retries} retries each), too many to judge the rest: lower "
+                f"{retries_phrase(settings.retries)} each), too many to judge the rest: lower "
                 f"{options.flag('concurrency')} (now {settings.concurrency}) or raise "
                 f"{options.flag('retries')}")
     return None

@@ -35,6 +35,11 @@ class Refusal(str, enum.Enum):
         return self.value
 
 
+def retries_phrase(retries: int) -> str:
+    """``1 retry``, ``3 retries``."""
+    return f"{retries} {'retry' if retries == 1 else 'retries'}"
+
+
 AUTH_STATUSES = frozenset({401, 403})
 RETRY_LATER = frozenset({429, 503})
 """Answers that say "not now", not "no": the client retries them first."""
@@ -63,7 +68,7 @@ def refusal_of(exchange: Exchange, *, operation: bool = True) -> Refusal | None:
 def describe(refusal: Refusal, exchange: Exchange, *, retries: int | None = None) -> str:
     """A short phrase for one refused exchange: ``API key refused (HTTP 401)``, ``rate limited
     (429) after 3 retries``."""
-    after = f" after {retries} retries" if retries is not None else ""
+    after = f" after {retries_phrase(retries)}" if retries is not None else ""
     if refusal is Refusal.NO_ANSWER:
         judged = (", judged by ERRORS-008"
                   if exchange.termination is Termination.CONNECTION_ERROR else "")
@@ -77,6 +82,7 @@ def describe(refusal: Refusal, exchange: Exchange, *, retries: int | None = None
     return f"no such path or model (HTTP {exchange.status})"
 
 
+NOT_JUDGED = "refused, not judged"
 RATE_LIMIT_HINT = "lower --concurrency or raise --retries"
 
 
@@ -97,4 +103,4 @@ def summary(refused: Iterable[tuple[str, Exchange, Refusal]], *,
     parts = [f"{phrase} x{count} (first {first[phrase]})" if count > 1
              else f"{phrase} ({first[phrase]})" for phrase, count in tally.items()]
     hint = f": {RATE_LIMIT_HINT}" if rate_limited else ""
-    return f"refused, not judged: {'; '.join(parts)}{hint}"
+    return f"{NOT_JUDGED}: {'; '.join(parts)}{hint}"

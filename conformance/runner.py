@@ -139,7 +139,12 @@ def evaluate(
         first, *more = (_finding(outcomes, v) for v in (violation, *violation.also))
         return RuleResult(rule, verdict, violation.message, first, labels, tuple(more))
     except NotApplicable as signal:
-        return RuleResult(rule, Verdict.SKIP, signal.reason, exchanges=labels)
+        reason = signal.reason
+        refused = ctx.refusals() if not ctx.judged else []
+        if refused and not reason.startswith(refusal.NOT_JUDGED):
+            # what the check missed was not sent, or not usable, because of a refusal: name it
+            reason = f"{reason}; {refusal.summary(refused, retries=settings.retries)}"
+        return RuleResult(rule, Verdict.SKIP, reason, exchanges=labels)
     except HarnessProblem as signal:
         return RuleResult(rule, Verdict.ERROR, signal.reason, exchanges=labels)
     except Exception as exc:

@@ -13,7 +13,7 @@ from typing import TextIO
 from conformance.model import VERDICT_ORDER, RunResult, Verdict
 
 from .connection import connection_lines
-from .text import finding_lines, latency_line, search_lines
+from .text import finding_lines, latency_line, refused_line, search_lines
 
 COLUMNS = ("PASS", "FAIL", "NON_STRICT", "SKIP", "ERROR")
 _VARIABLE = re.compile(r"\$([A-Z_][A-Z0-9_]*)")
@@ -85,7 +85,7 @@ def write_console(result: RunResult, out: TextIO, *, verbose: bool = False) -> N
         flag = "fails the run" if result.fail_on_skip else "--fail-on-skip would fail the run"
         out.write(f"MUST rules of claimed features not judged ({flag}): "
                   + ", ".join(coverage.unjudged_must) + "\n")
-    latency = latency_line(stats)
-    if latency:
-        out.write(latency + "\n")
+    for extra in (refused_line(stats), latency_line(stats)):
+        if extra:
+            out.write(extra + "\n")
     out.write(("PASSED" if result.passed else "FAILED") + "\n")

@@ -148,6 +148,9 @@ def report_json(result: RunResult) -> dict[str, JSON]:
             "wall_seconds": round(result.stats.wall_seconds, 3),
             "time_to_first_token": _summary_stats(result.stats.ttft_seconds),
             "inter_token_latency": _summary_stats(result.stats.itl_seconds),
+            "completions": result.stats.completions,
+            "refused": {kind: {"count": count, "first": first}
+                        for kind, count, first in result.stats.refused},
         },
         "search": dataclasses.asdict(result.search) if result.search else None,
         "exchanges": {label: exchange_json(ex) for label, ex in result.exchanges.items()},

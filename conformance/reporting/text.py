@@ -38,6 +38,30 @@ def latency_line(stats: RunStats) -> str | None:
     return line
 
 
+REFUSAL_WORDS = {
+    "auth": "API key refused (401/403)",
+    "not-found": "404",
+    "rate-limited": "rate limited (429 after the retries)",
+    "unavailable": "unavailable (503 after the retries)",
+    "no-answer": "no answer",
+}
+"""How the summary names each kind of :class:`conformance.refusal.Refusal`."""
+
+
+def refused_line(stats: RunStats) -> str | None:
+    """How many completion requests the server refused as a whole, by kind, so a run whose
+    rules SKIP for a rate limit says so in its summary (and what to do)."""
+    if not stats.refused:
+        return None
+    total = sum(count for _, count, _ in stats.refused)
+    kinds = ", ".join(f"{REFUSAL_WORDS.get(kind, kind)} {count}"
+                      for kind, count, _ in stats.refused)
+    hint = ("; lower --concurrency or raise --retries"
+            if stats.refused_count("rate-limited") else "")
+    return (f"refused, not judged: {total} of {stats.completions} completion requests "
+            f"({kinds}){hint}")
+
+
 def search_lines(result: RunResult) -> list[str]:
     """How a fuzz run went and how to replay it (nothing for ``conformance run``)."""
     search = result.search

@@ -13,9 +13,10 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 
+from conformance import refusal
 from conformance.check_context import CheckContext, cut_off
 from conformance.model import NotApplicable, Violation, fail_each
-from conformance.refusal import RETRY_LATER
+from conformance.refusal import Refusal
 from conformance.transport import Exchange
 
 from .base import BUGS, DOC, MUST, SCHEMAS, SHOULD, SPEC, rule
@@ -184,6 +185,10 @@ def _error_object(exchange: Exchange) -> dict | None:
 )
 def healthy_after(ctx: CheckContext) -> None:
     exchange = ctx.exchange("invalid", "health", judge_refusal=True)
+    if exchange.status is None and not _answered_invalid(ctx):
+        # a server that answered none of the invalid requests either did not stop answering
+        # because of them: it never answered (the run as a whole says so)
+        raise NotApplicable(refusal.summary([("invalid/health", exchange, Refusal.NO_ANSWER)]))
     if exchange.status != 200:
         raise Violation(
             "a valid request after the invalid ones failed", expected=200,
@@ -204,6 +209,13 @@ def healthy_after(ctx: CheckContext) -> None:
 )
 def openai_limits_enforced(ctx: CheckContext) -> None:
     _status_rule(ctx, ("limit",))
+
+
+def _answered_invalid(ctx: CheckContext) -> bool:
+    """Whether the server answered any of the invalid requests with a status line."""
+    outcome = ctx.outcome("invalid")
+    return any(outcome.exchanges[key].status is not None
+               for key in outcome.invalid if key in outcome.exchanges)
 
 
 def _status(exchange: Exchange) -> int | str:
@@ -234,12 +246,13 @@ def _valid_probes() -> tuple[str, ...]:
 )
 def valid_requests_succeed(ctx: CheckContext) -> None:
     failed: list[tuple[str, Exchange]] = []
-    later: list[str] = []
+    later: list[tuple[str, Exchange, Refusal]] = []
     for label, _, exchange in ctx.scanned():
         if label.startswith("invalid/"):
             continue  # the health check after invalid input is ERRORS-006's
-        if exchange.status in RETRY_LATER:
-            later.append(label)
+        kind = refusal.refusal_of(exchange)
+        if kind in (Refusal.RATE_LIMITED, Refusal.UNAVAILABLE):
+            later.append((label, exchange, kind))
             continue
         ctx.judge(label)
         if exchange.status is None or not 200 <= exchange.status < 300 or cut_off(exchange):
@@ -256,8 +269,8 @@ def valid_requests_succeed(ctx: CheckContext) -> None:
         ]
         cases[0].message = f"{len(failed)} valid request(s) did not get 2xx: {listing}"
         fail_each(cases)
-    if later:
-        raise NotApplicable(f"answered 429/503 after retries: {', '.join(later)}")
+    if later:  # "every valid request" cannot be judged while some were not answered yet
+        raise NotApplicable(refusal.summary(later, retries=ctx.retries))
 
 
 @rule(
