@@ -21,6 +21,7 @@ from conformance.rules import CATALOG
 from conformance.runner import execute
 from conformance.transport import Exchange
 
+from .broken_pipe import quiet_on_broken_pipe
 from .configure import (
     HarnessError,
     UsageError,
@@ -149,6 +150,7 @@ def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     return result.exit_code
 
 
+@quiet_on_broken_pipe
 def main(argv: Sequence[str] | None = None, out: TextIO | None = None,
          err: TextIO | None = None) -> int:
     out = out or sys.stdout
@@ -162,6 +164,8 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None,
 
             return run_fuzz(args, out, err)
         return _run(args, out, err)
+    except BrokenPipeError:  # stdout's reader went away: quiet_on_broken_pipe handles it
+        raise
     except (UsageError, HarnessError, EmbeddedMockError, OSError) as exc:
         err.write(f"conformance: error: {exc}\n")
         return 2

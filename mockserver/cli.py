@@ -12,6 +12,7 @@ import argparse
 import asyncio
 import sys
 
+from .broken_pipe import quiet_on_broken_pipe
 from .config import (
     API_KEYS_ENV,
     DEFAULT_HOST,
@@ -157,6 +158,7 @@ def announce(line: str) -> None:
     print(line, flush=True)
 
 
+@quiet_on_broken_pipe
 def main(argv: list[str] | None = None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
