@@ -1,8 +1,9 @@
 """``conformance``: run the catalog against a server (or the embedded mock), or list it.
 
 Exit status: 0 when nothing FAILed or ERRORed (NON_STRICT counts only with ``--strict``), 1 on
-violations, 2 on usage or harness errors. Progress goes to stderr, the report to stdout; API
-keys and ``--header`` values never appear in either.
+violations, 2 on usage or harness errors, 141 (quietly) when stdout's reader goes away
+(``conformance list | head``). Progress goes to stderr, the report to stdout; API keys and
+``--header`` values never appear in either.
 """
 
 from __future__ import annotations

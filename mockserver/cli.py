@@ -3,7 +3,7 @@
 Prints ``mockserver: serving http://HOST:PORT/v1 (FriendliAI: http://HOST:PORT/dedicated/v1)``
 (``https://`` with ``--tls-cert``) once, flushed, when it accepts connections (with ``--port 0``
 that line tells a parent process which port was picked), and shuts down cleanly on SIGINT or
-SIGTERM.
+SIGTERM. ``--list-faults | head`` ends quietly with status 141 when the reader goes away.
 """
 
 from __future__ import annotations
