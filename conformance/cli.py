@@ -1,8 +1,9 @@
 """``conformance``: run the catalog against a server (or the embedded mock), or list it.
 
 Exit status: 0 when nothing FAILed or ERRORed (NON_STRICT counts only with ``--strict``), 1 on
-violations, 2 on usage or harness errors. Progress goes to stderr, the report to stdout; API
-keys and ``--header`` values never appear in either.
+violations, 2 on usage or harness errors, 141 (quietly) when stdout's reader goes away
+(``conformance list | head``). Progress goes to stderr, the report to stdout; API keys and
+``--header`` values never appear in either.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from conformance.rules import CATALOG
 from conformance.runner import execute
 from conformance.transport import Exchange
 
+from .broken_pipe import quiet_on_broken_pipe
 from .configure import (
     HarnessError,
     UsageError,
@@ -149,6 +151,7 @@ def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     return result.exit_code
 
 
+@quiet_on_broken_pipe
 def main(argv: Sequence[str] | None = None, out: TextIO | None = None,
          err: TextIO | None = None) -> int:
     out = out or sys.stdout
@@ -162,6 +165,8 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None,
 
             return run_fuzz(args, out, err)
         return _run(args, out, err)
+    except BrokenPipeError:  # stdout's reader went away: quiet_on_broken_pipe handles it
+        raise
     except (UsageError, HarnessError, EmbeddedMockError, OSError) as exc:
         err.write(f"conformance: error: {exc}\n")
         return 2

@@ -3,7 +3,7 @@
 Prints ``mockserver: serving http://HOST:PORT/v1 (FriendliAI: http://HOST:PORT/dedicated/v1)``
 (``https://`` with ``--tls-cert``) once, flushed, when it accepts connections (with ``--port 0``
 that line tells a parent process which port was picked), and shuts down cleanly on SIGINT or
-SIGTERM.
+SIGTERM. ``--list-faults | head`` ends quietly with status 141 when the reader goes away.
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ import argparse
 import asyncio
 import sys
 
+from .broken_pipe import quiet_on_broken_pipe
 from .config import (
     API_KEYS_ENV,
     DEFAULT_HOST,
@@ -157,6 +158,7 @@ def announce(line: str) -> None:
     print(line, flush=True)
 
 
+@quiet_on_broken_pipe
 def main(argv: list[str] | None = None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)

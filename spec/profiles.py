@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import copy
 import functools
+import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from importlib import resources
@@ -21,6 +22,7 @@ import yaml
 from jsonschema.protocols import Validator
 
 from .document import JSON, component
+from .profile_shape import check_profile_shape
 from .schemas import standalone_schema, validator_for
 
 SchemaRole = Literal[
@@ -180,12 +182,22 @@ _LOADED: dict[str, Profile] = {}
 
 def get_profile(name: str) -> Profile:
     """The profile ``name``: a shipped one (``openai``, ``openai-compatible``, ``friendli``),
-    one loaded from a file earlier, or the path of a profile YAML file (loaded now)."""
+    one loaded from a file earlier, or the path of a profile YAML file (loaded now).
+
+    Raises ``KeyError`` listing the shipped names for an unknown name, ``FileNotFoundError`` for
+    a path (it has a ``/`` or ends in ``.yaml`` / ``.yml``) that names no file, and
+    ``ValueError`` for a file that is not a profile."""
     if name in _LOADED:
         return _LOADED[name]
-    if name.endswith((".yaml", ".yml")) and Path(name).is_file():
+    if _names_a_file(name):
         return load_profile(Path(name))
     return _shipped_profile(name)
+
+
+def _names_a_file(name: str) -> bool:
+    """Whether ``--profile``'s value is a path rather than a profile's name."""
+    separators = tuple(sep for sep in ("/", os.sep, os.altsep) if sep)
+    return any(sep in name for sep in separators) or name.endswith((".yaml", ".yml"))
 
 
 @functools.cache
@@ -193,9 +205,10 @@ def _shipped_profile(name: str) -> Profile:
     if name not in profile_names():
         raise KeyError(f"unknown profile {name!r}; choose one of {profile_names()} or give "
                        "the path of a profile YAML file")
-    raw = yaml.safe_load(
-        resources.files(__package__).joinpath("profiles").joinpath(f"{name}.yaml").read_text("utf-8")
-    )
+    text = resources.files(__package__).joinpath("profiles").joinpath(f"{name}.yaml").read_text(
+        "utf-8")
+    raw = yaml.safe_load(text)
+    check_profile_shape(raw, source=f"spec/profiles/{name}.yaml")
     return _build(raw)
 
 
@@ -203,9 +216,17 @@ def load_profile(path: Path) -> Profile:
     """A vendor's profile from its own YAML file (the shape of ``spec/profiles/*.yaml``): one
     file is all a new OpenAI- or FriendliAI-shaped vendor needs. Afterwards its name works
     wherever a shipped profile's does, in this process."""
-    raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise FileNotFoundError(f"profile file not found: {path}") from None
+    try:
+        raw = yaml.safe_load(text)
+    except yaml.YAMLError as error:
+        raise ValueError(f"profile {path}: not YAML: {error}") from None
     if not isinstance(raw, dict) or not isinstance(raw.get("name"), str):
         raise ValueError(f"{path}: not a profile (a YAML mapping with a name)")
+    check_profile_shape(raw, source=str(path))
     if raw["name"] in profile_names():
         raise ValueError(f"{path}: the name {raw['name']!r} is a shipped profile's")
     profile = _build(raw)
@@ -218,14 +239,11 @@ def load_profile(path: Path) -> Profile:
 
 
 def _build(raw: dict[str, JSON]) -> Profile:
+    """The profile of a mapping that follows ``spec/profile.schema.yaml``."""
     features = frozenset(raw.get("features", []))
     unknown = features - set(all_features())
     if unknown:
         raise ValueError(f"profile {raw['name']!r} claims unknown features {sorted(unknown)}")
-    if raw["unknown_fields"] not in ("reject", "ignore"):
-        raise ValueError(f"profile {raw['name']!r}: unknown_fields must be reject or ignore")
-    if raw.get("wire", "openai") not in ("openai", "friendli"):
-        raise ValueError(f"profile {raw['name']!r}: wire must be openai or friendli")
     errors = raw["errors"]
     return Profile(
         name=raw["name"],

@@ -18,8 +18,9 @@ profile's other fields: sampling knobs with their boundary values and ``null``, 
 ``response_format``, ``min_tokens`` and seed lists) and satisfy the contract's cross-field rules;
 invalid ones break exactly one constraint, say which field is at fault, and are only those every
 server of the profile must reject. Token ids are below 256, which every byte-level tokenizer
-has. Only fields the profile lists (and features it claims) are generated. Arguments are checked
-when the strategy is built, with an error naming the argument.
+has. Only fields the profile lists (and features it claims) are generated. ``profile`` is a
+name (or a profile file's path) or the :class:`spec.Profile` that ``spec.get_profile`` returned.
+Arguments are checked when the strategy is built, with an error naming the argument.
 """
 
 from .invalid import InvalidRequest, invalid_completion_requests

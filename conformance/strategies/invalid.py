@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 import spec
 from conformance.validity import classify
 
-from .requests import check_profile, completion_requests
+from .requests import ProfileLike, check_profile, completion_requests
 
 JSON = Any
 
@@ -124,7 +124,7 @@ def _cross_field(profile: spec.Profile) -> list[tuple[dict[str, JSON], str, str]
 
 @st.composite
 def _invalid(draw: st.DrawFn, profile: spec.Profile, model: str) -> InvalidRequest:
-    base = draw(completion_requests(profile.name, model=model, max_tokens=4, stream=False))
+    base = draw(completion_requests(profile, model=model, max_tokens=4, stream=False))
     kinds = ["field", "cross", "missing", "shape"]
     if profile.unknown_fields == "reject":
         kinds.append("unknown")
@@ -153,7 +153,7 @@ def _invalid(draw: st.DrawFn, profile: spec.Profile, model: str) -> InvalidReque
 
 
 def invalid_completion_requests(
-    profile: str = "openai", *, model: str = "reference-ngram"
+    profile: ProfileLike = "openai", *, model: str = "reference-ngram"
 ) -> st.SearchStrategy[InvalidRequest]:
     """Bodies every server of ``profile`` must reject with a 4xx and the error envelope."""
     resolved = check_profile(profile)

@@ -27,10 +27,24 @@ _WORDS = ("The", " Python", " language", " is", " a", " list", " of", " values",
 _STOPS = (".", "\n", " the", ",", "e", "on", "\n\n", " is")
 
 
-def check_profile(profile: str) -> spec.Profile:
+ProfileLike = str | spec.Profile
+"""What the public strategies take as ``profile``: a name (or profile file path) as
+:func:`spec.get_profile` takes it, or the :class:`spec.Profile` it returned."""
+
+
+def check_profile(profile: ProfileLike) -> spec.Profile:
     """The profile, or a ``ValueError`` naming the argument and the known profiles."""
+    if isinstance(profile, spec.Profile):
+        try:  # its schemas are looked up by name: it must be shipped or loaded
+            spec.get_profile(profile.name)
+        except (KeyError, OSError, ValueError):
+            raise ValueError(
+                f"profile={profile.name!r} is a spec.Profile neither shipped nor loaded; "
+                "build it with spec.get_profile or spec.load_profile"
+            ) from None
+        return profile
     if not isinstance(profile, str):
-        raise ValueError(f"profile={profile!r} must be a profile name")
+        raise ValueError(f"profile={profile!r} must be a profile name or a spec.Profile")
     try:
         return spec.get_profile(profile)
     except KeyError:
@@ -55,7 +69,7 @@ def token_id_lists(*, max_size: int = 8) -> st.SearchStrategy[list[int]]:
     return st.lists(TOKEN_IDS, min_size=1, max_size=max_size)
 
 
-def prompts(profile: str = "openai", *, max_prompts: int = 3) -> st.SearchStrategy[JSON]:
+def prompts(profile: ProfileLike = "openai", *, max_prompts: int = 3) -> st.SearchStrategy[JSON]:
     """A ``prompt`` value the profile accepts: text, a list of texts, or token ids."""
     resolved = check_profile(profile)
     check_count("max_prompts", max_prompts)
@@ -68,7 +82,7 @@ def prompts(profile: str = "openai", *, max_prompts: int = 3) -> st.SearchStrate
     return st.one_of(options)
 
 
-def stop_sequences(profile: str = "openai") -> st.SearchStrategy[JSON]:
+def stop_sequences(profile: ProfileLike = "openai") -> st.SearchStrategy[JSON]:
     """A ``stop`` value: one string or up to the profile's limit (FriendliAI: a list only)."""
     resolved = check_profile(profile)
     limit = resolved.limits.get("stop") or 4
@@ -126,7 +140,7 @@ def _build(draw: st.DrawFn, profile: spec.Profile, model: str, max_tokens: int, 
     if "tokens" in fields and profile.claims("tokens_prompt") and draw(st.booleans()):
         body["tokens"] = draw(token_id_lists())
     else:
-        body["prompt"] = draw(prompts(profile.name, max_prompts=max_prompts))
+        body["prompt"] = draw(prompts(profile, max_prompts=max_prompts))
     lowest = 0 if profile.claims("max_tokens_zero") else 1
     body["max_tokens"] = draw(st.integers(lowest, max_tokens))
     streaming = draw(st.booleans()) if stream is None else stream
@@ -147,7 +161,7 @@ def _build(draw: st.DrawFn, profile: spec.Profile, model: str, max_tokens: int, 
         if value is not _ABSENT:
             body["echo"] = value
     if profile.claims("stop") and "stop" in fields:
-        value = _maybe(draw, stop_sequences(profile.name))
+        value = _maybe(draw, stop_sequences(profile))
         if value is not _ABSENT:
             body["stop"] = value
     if profile.claims("seed") and "seed" in fields:
@@ -185,7 +199,7 @@ def _build(draw: st.DrawFn, profile: spec.Profile, model: str, max_tokens: int, 
 
 
 def completion_requests(
-    profile: str = "openai",
+    profile: ProfileLike = "openai",
     *,
     model: str = "reference-ngram",
     max_tokens: int = 16,

@@ -8,6 +8,9 @@ at the times it arrived (``timing="recorded"``) or at once (``timing="none"``). 
 server that stopped sending stops sending here too, until the client gives up; a connection
 that broke is broken at the same point. A request the recording does not hold gets 404 with
 the error envelope, naming the closest recorded request and the first difference.
+
+``GET /health`` is the replay server's own, as in the engine's mode: 200 once it accepts
+connections, whatever the recording holds, so one readiness probe serves both modes.
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ HOLD_POLL = 0.05
 MATCHER: web.AppKey[Matcher] = web.AppKey("replay_matcher", Matcher)
 TIMING: web.AppKey[str] = web.AppKey("replay_timing", str)
 MAX_BODY: web.AppKey[int] = web.AppKey("replay_max_body_bytes", int)
+RECORDED: web.AppKey[int] = web.AppKey("replay_recorded_exchanges", int)
 
 
 def create_replay_app(
@@ -42,12 +46,21 @@ def create_replay_app(
 ) -> web.Application:
     if timing not in TIMINGS:
         raise ValueError(f"--replay-timing must be one of {', '.join(TIMINGS)}, got {timing!r}")
+    recorded = tuple(exchanges)
     app = web.Application(client_max_size=max_body_bytes)
-    app[MATCHER] = Matcher(exchanges)
+    app[MATCHER] = Matcher(recorded)
     app[TIMING] = timing
     app[MAX_BODY] = max_body_bytes
+    app[RECORDED] = len(recorded)
+    app.router.add_get("/health", health)  # before the catch-all; other methods fall through
     app.router.add_route("*", "/{tail:.*}", replay)
     return app
+
+
+async def health(request: web.Request) -> web.Response:
+    """Liveness, as ``GET /health`` of the engine's mode (no key needed)."""
+    body = {"status": "ok", "mode": "replay", "exchanges": request.app[RECORDED]}
+    return web.Response(body=sse.encode_json(body), content_type="application/json")
 
 
 async def replay(request: web.Request) -> web.StreamResponse:

@@ -74,6 +74,7 @@ def test_strict_turns_non_strict_into_a_failure(mock: EmbeddedMock) -> None:
     ("argv", "message"),
     [
         (("--profile", "nope"), "--profile 'nope' is unknown"),
+        (("--profile", "/nonexistent.yaml"), "profile file not found: /nonexistent.yaml"),
         (("--header", "no colon here"), "--header expects"),
         (("--feature", "teleport"), "unknown feature"),
         (("--select", "NOPE-*"), "no rule matches"),

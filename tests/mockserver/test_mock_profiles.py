@@ -98,3 +98,25 @@ def test_the_cli_refuses_an_unknown_profile_with_a_usage_error(
         mock_main(["--profile", "nonesuch", "--port", "0"])
     assert exited.value.code == 2
     assert "--profile nonesuch" in capsys.readouterr().err
+
+
+def test_the_cli_says_a_missing_profile_file_is_not_found(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exited:
+        mock_main(["--profile", "/nonexistent.yaml", "--port", "0"])
+    assert exited.value.code == 2
+    assert "--profile /nonexistent.yaml: profile file not found: /nonexistent.yaml" in (
+        capsys.readouterr().err)
+
+
+def test_the_cli_names_the_key_of_a_malformed_profile_file(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    raw = yaml.safe_load(SHIPPED.read_text(encoding="utf-8"))
+    raw.update(name="vendor-v")
+    raw["errors"]["invalid_request"] = 422
+    path = tmp_path / "vendor-v.yaml"
+    path.write_text(yaml.safe_dump(raw), encoding="utf-8")
+    with pytest.raises(SystemExit) as exited:
+        mock_main(["--profile", str(path), "--port", "0"])
+    assert exited.value.code == 2
+    assert "errors.invalid_request: 422 is not of type 'array'" in capsys.readouterr().err

@@ -174,8 +174,8 @@ def test_a_server_that_never_answered_never_answers_until_the_client_gives_up() 
             sock.settimeout(0.5)
             with pytest.raises(TimeoutError):
                 sock.recv(100)
-        # the server is still serving others
-        assert server.call("GET", "/health").status == 404
+        # the server is still serving others (its own /health: 200)
+        assert server.call("GET", "/health").status == 200
 
 
 @pytest.mark.parametrize(
@@ -205,6 +205,40 @@ def test_the_command_line_refuses_a_file_that_is_not_a_recording(tmp_path: Path)
     )
     assert done.returncode == 2
     assert "conformance run --json" in done.stderr
+
+
+def test_health_answers_200_in_replay_mode_and_other_methods_still_replay() -> None:
+    with replay_server({"p/one": exchange({"prompt": "a"})}) as server:
+        health = server.call("GET", "/health")
+        posted = server.call("POST", "/health", {})
+    assert health.status == 200
+    assert health.json() == {"status": "ok", "mode": "replay", "exchanges": 1}
+    assert (posted.status, posted.error["code"]) == (404, "no_recorded_exchange")
+
+
+def test_a_readiness_probe_of_the_replay_command_gets_200(tmp_path: Path) -> None:
+    """``mockserver --replay``: once the ready line is out, ``GET /health`` answers 200, as a
+    readiness probe (a CI service, a Kubernetes pod) expects of either mode."""
+    report = tmp_path / "report.json"
+    report.write_text(json.dumps({"exchanges": {"p/one": exchange({"prompt": "a"})}}))
+    process = subprocess.Popen(
+        [sys.executable, "-m", "mockserver", "--replay", str(report), "--port", "0"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+    try:
+        assert process.stdout is not None
+        ready = process.stdout.readline()
+        assert ready.startswith("mockserver: serving http://127.0.0.1:"), ready
+        port = int(ready.split(":")[3].split("/")[0])
+        probe = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+        probe.request("GET", "/health")
+        answer = probe.getresponse()
+        assert answer.status == 200
+        assert json.loads(answer.read())["status"] == "ok"
+        probe.close()
+    finally:
+        process.terminate()
+        process.communicate(timeout=20)
 
 
 def test_canonical_bodies_compare_json_as_json_and_other_bodies_as_bytes() -> None:

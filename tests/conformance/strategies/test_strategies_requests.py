@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections import Counter
 
 import pytest
@@ -99,7 +100,26 @@ def test_prompt_and_stop_strategies_follow_the_profile() -> None:
     (lambda: completion_requests(model=""), "model=''"),
     (lambda: prompts(max_prompts=0), "max_prompts=0"),
     (lambda: invalid_completion_requests("x"), "profile='x'"),
+    (lambda: completion_requests(42), "profile=42 must be a profile name or a spec.Profile"),
+    (lambda: prompts(dataclasses.replace(spec.get_profile("openai"), name="unregistered")),
+     "profile='unregistered' is a spec.Profile neither shipped nor loaded"),
 ])
 def test_arguments_are_checked_eagerly(call: object, message: str) -> None:
     with pytest.raises(ValueError, match=message.replace("(", r"\(").replace("[", r"\[")):
         call()  # type: ignore[operator]
+
+
+@pytest.mark.parametrize("name", PROFILES)
+def test_every_strategy_takes_the_profile_object_as_well_as_its_name(name: str) -> None:
+    """``completion_requests(spec.get_profile("openai"))`` is what a user writes after reading
+    the ``spec`` docs: the object draws what its name draws."""
+    profile = spec.get_profile(name)
+    by_object = draws(completion_requests(profile, max_tokens=4), 40)
+    assert by_object == draws(completion_requests(name, max_tokens=4), 40)
+    validator = profile.validator("request")
+    assert all(validator.is_valid(body) for body in by_object)
+    assert draws(prompts(profile), 20) == draws(prompts(name), 20)
+    assert draws(stop_sequences(profile), 20) == draws(stop_sequences(name), 20)
+    invalid = draws(invalid_completion_requests(profile), 20)
+    assert invalid and all(classify(case.body, profile).kind in ("schema", "cross-field")
+                           for case in invalid)
