@@ -21,7 +21,7 @@ from collections.abc import Awaitable, Callable
 
 import aiohttp
 
-from conformance.transport import Exchange, open_session, record
+from conformance.transport import Exchange, MemoryBudget, open_session, record
 from conformance.transport import lost_before_answer as transport_lost_before_answer
 from spec import JSON
 
@@ -74,6 +74,8 @@ class Client:
         self.settings = settings
         self.session = session
         self.sent = 0
+        self.memory = MemoryBudget(settings.max_run_bytes)
+        """What this client's exchanges keep together (one client per run)."""
         self._slots = asyncio.Semaphore(settings.concurrency)
         self._on_request = on_request
         self._sleep = sleep
@@ -132,6 +134,7 @@ class Client:
             session, method, url, json_body=json_body, body=body, headers=headers,
             limits=self.settings.limits, sse=True if stream else None,
             secret_headers=self.settings.secret_header_names, network=self.settings.network,
+            budget=self.memory,
         )
 
     async def _on_fresh_connection(

@@ -23,7 +23,7 @@ from conformance.transport import Exchange, Network, proxy_for
 
 from .errors import HarnessError, UsageError
 from .first_contact import check_base_url, first_contact
-from .settings import Settings, default_limits, join_url
+from .settings import DEFAULT_MAX_RUN_BYTES, Settings, default_limits, join_url
 from .target_options import TargetOptions
 
 __all__ = ["HarnessError", "UsageError", "check_target", "pick_profile", "settings_from_target",
@@ -162,7 +162,8 @@ def check_target(options: TargetOptions, *, embedded: bool = False) -> spec.Prof
     for name, value, low in (("max-tokens", options.max_tokens, MIN_MAX_TOKENS),
                              ("concurrency", options.concurrency, 1),
                              ("max-requests", options.max_requests, 1),
-                             ("retries", options.retries, 0)):
+                             ("retries", options.retries, 0),
+                             ("max-run-memory", options.max_run_memory, 1)):
         if value is not None and value < low:
             raise UsageError(f"{options.flag(name)} must be at least {low}, got {value}")
     if not options.timeout > 0:
@@ -202,6 +203,7 @@ async def settings_from_target(
         headers=parse_headers(options.header), max_tokens=options.max_tokens,
         concurrency=options.concurrency, max_requests=options.max_requests,
         timeout=options.timeout, retries=options.retries,
+        max_run_bytes=options.max_run_memory << 20,
     )
     settings = dataclasses.replace(
         settings, network=pick_network(options, environ, embedded=embedded is not None))
@@ -237,6 +239,7 @@ def build_settings(
     max_requests: int | None,
     timeout: float,
     retries: int = 3,
+    max_run_bytes: int = DEFAULT_MAX_RUN_BYTES,
 ) -> Settings:
     if timeout <= 0:
         raise UsageError(f"--timeout must be positive, got {timeout}")
@@ -246,7 +249,7 @@ def build_settings(
             base_url=base_url, profile=profile, model=model, features=features,
             api_key=api_key, headers=headers, max_tokens=max_tokens,
             concurrency=concurrency, max_requests=max_requests, limits=limits,
-            retries=retries, max_retry_wait=timeout,
+            retries=retries, max_retry_wait=timeout, max_run_bytes=max_run_bytes,
         )
     except ValueError as exc:
         raise UsageError(str(exc)) from None

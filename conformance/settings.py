@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 import spec
 from conformance.target_options import (
     DEFAULT_CONCURRENCY,
+    DEFAULT_MAX_RUN_MEMORY,
     DEFAULT_MAX_TOKENS,
     DEFAULT_RETRIES,
     DEFAULT_TIMEOUT,
@@ -24,6 +25,11 @@ MAX_TOTAL_BYTES = 16 << 20
 MAX_EVENTS = 4096
 """Events read per stream at most: a probe's stream has at most a few hundred, and each event
 costs a few KB once its JSON is parsed, so this bounds a flood of tiny events."""
+
+
+DEFAULT_MAX_RUN_BYTES = DEFAULT_MAX_RUN_MEMORY << 20
+"""What a run's exchanges keep in memory together at most (``--max-run-memory``): a catalog
+run against a well-behaved server keeps under 2 MiB."""
 
 
 def default_limits(timeout: float = DEFAULT_TIMEOUT) -> Limits:
@@ -53,6 +59,9 @@ class Settings:
     limits: Limits = field(default_factory=default_limits)
     retries: int = DEFAULT_RETRIES
     """Times a 429 / 503 answer is retried (``--retries``)."""
+    max_run_bytes: int = DEFAULT_MAX_RUN_BYTES
+    """Bytes all the run's exchanges keep together (:class:`~conformance.transport.
+    MemoryBudget`)."""
     max_retry_wait: float = 30.0
     """The longest wait before a retry, whatever ``Retry-After`` asks (``--timeout``)."""
     network: Network = field(default=DIRECT, repr=False)
@@ -63,6 +72,8 @@ class Settings:
             raise ValueError(f"max_tokens must be at least 4, got {self.max_tokens}")
         if self.concurrency < 1:
             raise ValueError(f"concurrency must be at least 1, got {self.concurrency}")
+        if self.max_run_bytes < 1:
+            raise ValueError(f"max_run_bytes must be positive, got {self.max_run_bytes}")
         if self.retries < 0:
             raise ValueError(f"retries must not be negative, got {self.retries}")
         if self.max_requests is not None and self.max_requests < 1:

@@ -20,6 +20,8 @@ DEFAULT_MAX_TOKENS = 16
 DEFAULT_CONCURRENCY = 4
 DEFAULT_TIMEOUT = 60.0
 DEFAULT_RETRIES = 3
+DEFAULT_MAX_RUN_MEMORY = 64
+"""MiB a run's recorded exchanges may keep together (``--max-run-memory``)."""
 PYTEST_PREFIX = "conformance-"
 
 
@@ -78,6 +80,11 @@ TARGET_OPTIONS: tuple[TargetOption, ...] = (
     TargetOption("retries", "times a 429 or 503 answer is retried, waiting as its Retry-After "
                  f"asks, at most --timeout (default {DEFAULT_RETRIES})",
                  {"type": int, "default": DEFAULT_RETRIES, "metavar": "N"}, group="limits"),
+    TargetOption("max-run-memory", "MiB the run's recorded exchanges may keep in memory "
+                 "together, whatever the server sends; an exchange past it stops reading "
+                 f"(default {DEFAULT_MAX_RUN_MEMORY})",
+                 {"type": int, "default": DEFAULT_MAX_RUN_MEMORY, "metavar": "MB"},
+                 group="limits"),
     TargetOption("concurrency", "requests in flight at once (default "
                  f"{DEFAULT_CONCURRENCY})",
                  {"type": int, "default": DEFAULT_CONCURRENCY, "metavar": "N"}, group="limits"),
@@ -106,6 +113,7 @@ class TargetOptions:
     max_tokens: int = DEFAULT_MAX_TOKENS
     max_requests: int | None = None
     retries: int = DEFAULT_RETRIES
+    max_run_memory: int = DEFAULT_MAX_RUN_MEMORY
     concurrency: int = DEFAULT_CONCURRENCY
     timeout: float = DEFAULT_TIMEOUT
     flag_prefix: str = "--"

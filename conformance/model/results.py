@@ -118,7 +118,9 @@ class RunResult:
 
     target: Target
     results: tuple[RuleResult, ...]
-    exchanges: Mapping[str, Exchange] = field(default_factory=dict)
+    exchanges: Mapping[str, Exchange] = field(default_factory=dict, repr=False)
+    """Every recorded exchange by label: left out of ``repr`` (bodies and events would make
+    it megabytes)."""
     stats: RunStats = field(default_factory=RunStats)
     strict: bool = False
     notes: tuple[str, ...] = ()

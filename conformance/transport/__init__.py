@@ -7,6 +7,7 @@ https://html.spec.whatwg.org/multipage/server-sent-events.html#event-stream-inte
 :func:`to_curl` turns a recording into a command that reproduces it.
 """
 
+from .budget import MemoryBudget
 from .curl import AUTH_VARIABLE, secret_variable, to_curl
 from .exchange import Exchange, RecordedRequest, Timings
 from .failures import Failure, classify
@@ -27,6 +28,7 @@ __all__ = [
     "Exchange",
     "Failure",
     "Limits",
+    "MemoryBudget",
     "Network",
     "RecordedRequest",
     "Termination",

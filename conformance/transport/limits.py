@@ -56,6 +56,9 @@ class Termination(str, enum.Enum):
     LINE_TOO_LONG = "line-too-long"
     EVENT_TOO_LARGE = "event-too-large"
     EVENT_COUNT_LIMIT = "event-count-limit"
+    RUN_MEMORY_LIMIT = "run-memory-limit"
+    """What the run's exchanges keep together reached ``--max-run-bytes``
+    (:class:`~conformance.transport.budget.MemoryBudget`)."""
     CONNECTION_ERROR = "connection-error"
     """The connection failed after connecting: reset, truncated body, malformed HTTP."""
     CONNECT_ERROR = "connect-error"

@@ -22,6 +22,7 @@ import aiohttp
 
 from conformance.sse import SSEParser
 
+from .budget import MemoryBudget
 from .decoding import make_decoder
 from .exchange import Exchange, RecordedRequest
 from .failures import classify
@@ -68,6 +69,7 @@ async def record(
     sse: bool | None = None,
     secret_headers: Iterable[str] = (),
     network: Network = DIRECT,
+    budget: MemoryBudget | None = None,
 ) -> Exchange:
     """Send one request and record the response within ``limits``.
 
@@ -76,6 +78,7 @@ async def record(
     forces (``True``) or forbids (``False``) SSE parsing; ``None`` parses when the response's
     media type is ``text/event-stream``. ``secret_headers`` names extra headers to redact.
     ``network`` says how to reach the server (TLS trust, client certificate, proxy).
+    ``budget`` is the run's memory budget the kept body and events are taken from.
     """
     if json_body is not None and body is not None:
         raise ValueError("pass json_body or body, not both")
@@ -92,7 +95,7 @@ async def record(
         method.upper(), redact_url(url, secret), redact_headers(items, secret), body or b"",
         network=None if network == DIRECT else network.redacted(),
     )
-    state = Recording(request, limits)
+    state = Recording(request, limits, budget)
     try:
         await _exchange(state, session, url, items, body, sse, network.aiohttp_kwargs(url))
     except _CONNECT_ERRORS as exc:

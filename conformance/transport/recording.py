@@ -12,6 +12,7 @@ import aiohttp
 
 from conformance.sse import SSEEvent, SSEParser
 
+from .budget import MemoryBudget
 from .decoding import ContentDecoder
 from .exchange import Exchange, RecordedRequest, Timings
 from .failures import Failure
@@ -24,9 +25,11 @@ MAX_CHUNK_TIMES = 4096
 class Recording:
     """Mutable state of one recording; :meth:`build` freezes it into an :class:`Exchange`."""
 
-    def __init__(self, request: RecordedRequest, limits: Limits) -> None:
+    def __init__(self, request: RecordedRequest, limits: Limits,
+                 budget: MemoryBudget | None = None) -> None:
         self.request = request
         self.limits = limits
+        self.budget = budget
         self.t0 = time.perf_counter()
         self.wall = time.time()
         self.termination = Termination.EOF
@@ -70,8 +73,10 @@ class Recording:
             chunk = chunk[:room]
         self.received += len(chunk)
         self._note_chunk(len(chunk), now)
-        keep = self.limits.max_body_bytes - len(self.body)
+        keep = min(self.limits.max_body_bytes - len(self.body), len(chunk))
         if keep > 0:
+            if not self._charge(keep):
+                return False
             self.body += chunk[:keep]
         if self.parser is not None:
             text = chunk
@@ -81,7 +86,11 @@ class Recording:
                 if len(text) > budget:
                     text, over = text[:budget], True
                 self.decoded += len(text)
-            self.events += self.parser.feed(text, now)
+            events = self.parser.feed(text, now)
+            if events and not self._charge(
+                    sum(MemoryBudget.event_cost(len(event.data)) for event in events)):
+                return False
+            self.events += events
             if len(self.events) > self.limits.max_events:
                 del self.events[self.limits.max_events :]
                 self.stop(Termination.EVENT_COUNT_LIMIT, f"more than {len(self.events)} events")
@@ -98,6 +107,13 @@ class Recording:
             )
             return False
         return True
+
+    def _charge(self, amount: int) -> bool:
+        """Take ``amount`` kept bytes from the run's budget; when it is spent, stop."""
+        if self.budget is None or self.budget.take(amount):
+            return True
+        self.stop(Termination.RUN_MEMORY_LIMIT, f"{self.budget.describe()} (--max-run-bytes)")
+        return False
 
     def build(self) -> Exchange:
         ended = self.now()
