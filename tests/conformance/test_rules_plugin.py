@@ -127,13 +127,16 @@ def test_a_refused_api_key_is_one_usage_error(tmp_path: Path) -> None:
         assert right.returncode == 0, right.stdout[-3000:]
 
 
-def test_a_run_the_server_refuses_as_a_whole_is_one_usage_error(tmp_path: Path) -> None:
-    """The first request passes, then the rate limit refuses nearly every completion: the
-    catalog's verdicts would mean nothing, so the session ends with refused_run's line."""
+def test_a_rate_limited_run_is_one_usage_error(tmp_path: Path) -> None:
+    """The first run's first request passes, then the rate limit refuses nearly every
+    completion: the catalog's verdicts would mean nothing, so the session ends with
+    refused_run's line. A second run within the minute is refused at its first request."""
     with EmbeddedMock(["--rate-limit-rpm", "3"]) as limited:
-        done = pytest_in(tmp_path, "--conformance-url", limited.openai_url,
-                         "--conformance-retries", "0")
-    assert_one_usage_error(done, "too many to judge", "--conformance-retries")
+        args = ("--conformance-url", limited.openai_url, "--conformance-retries", "0")
+        catalog = pytest_in(tmp_path, *args)
+        first = pytest_in(tmp_path, *args)
+    assert_one_usage_error(catalog, "too many to judge", "--conformance-retries")
+    assert_one_usage_error(first, "rate-limits this client (429)", "of the first request")
 
 
 def test_items_are_collected_and_timed_by_their_own_rule(tmp_path: Path) -> None:
