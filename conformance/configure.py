@@ -41,12 +41,14 @@ def split_list(values: Iterable[str]) -> list[str]:
     return [part.strip() for value in values for part in value.split(",") if part.strip()]
 
 
-def parse_headers(values: Iterable[str]) -> tuple[tuple[str, str], ...]:
+def parse_headers(
+    values: Iterable[str], *, flag: str = "--header"
+) -> tuple[tuple[str, str], ...]:
     headers = []
     for value in values:
         name, colon, content = value.partition(":")
         if not colon or not name.strip() or any(c in name for c in " \t"):
-            raise UsageError(f"--header expects 'Name: value', got {value.split(':')[0]!r}...")
+            raise UsageError(f"{flag} expects 'Name: value', got {value.split(':')[0]!r}...")
         headers.append((name.strip(), content.strip()))
     return tuple(headers)
 
@@ -64,17 +66,21 @@ def _profile_for_url(base_url: str | None) -> str:
     return default.name if found.base_path == default.base_path else found.name
 
 
-def pick_profile(explicit: str | None, base_url: str | None) -> spec.Profile:
+def pick_profile(
+    explicit: str | None, base_url: str | None, *, flag: str = "--profile"
+) -> spec.Profile:
+    """The profile named (or a profile file), else the one the URL implies; ``flag`` is the
+    option as the front end spells it (``--conformance-profile`` under pytest)."""
     name = explicit if explicit is not None else _profile_for_url(base_url)
     try:
         return spec.get_profile(name)
     except KeyError:
         raise UsageError(
-            f"--profile {name!r} is unknown; choose one of {', '.join(spec.profile_names())}, "
+            f"{flag} {name!r} is unknown; choose one of {', '.join(spec.profile_names())}, "
             "or give the path of a profile YAML file"
         ) from None
     except (OSError, ValueError, yaml.YAMLError, TypeError) as exc:
-        raise UsageError(f"--profile {name!r}: {exc}") from None
+        raise UsageError(f"{flag} {name!r}: {exc}") from None
 
 
 def pick_features(
@@ -155,8 +161,9 @@ MIN_MAX_TOKENS = 4
 def check_target(options: TargetOptions, *, embedded: bool = False) -> spec.Profile:
     """Every check of the target options that needs no network, so a wrong flag is reported
     before a mock is started or a request sent; returns the profile."""
-    profile = pick_profile(options.profile, None if embedded else options.base_url)
-    parse_headers(options.header)
+    profile = pick_profile(options.profile, None if embedded else options.base_url,
+                           flag=options.flag("profile"))
+    parse_headers(options.header, flag=options.flag("header"))
     pick_features(profile, options.feature, options.no_feature)
     pick_network(options, {}, embedded=embedded)
     for name, value, low in (("max-tokens", options.max_tokens, MIN_MAX_TOKENS),

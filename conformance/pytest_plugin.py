@@ -10,7 +10,10 @@ the level), and fixtures let users write their own conformance tests::
         exchange = conformance_client.complete({"prompt": "Hi", "max_tokens": 4})
         assert exchange.status == 200
 
-The heavy machinery lives in :mod:`conformance.pytest_support`, imported only when needed.
+The heavy machinery lives in :mod:`conformance.pytest_support` and the active plugin's hooks
+in :mod:`conformance.pytest_session`, imported only when a target is named. A run that cannot
+happen (a wrong option, an unreachable target, a refused key, a catalog the server refused as
+a whole) stops with one ``ERROR:`` line and exit status 4, like any pytest usage error.
 """
 
 from __future__ import annotations
@@ -49,22 +52,14 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "conformance: a rule of the completions conformance catalog")
     for level, marker in LEVEL_MARKERS.items():
         config.addinivalue_line("markers", f"{marker}: a conformance rule of level {level}")
+    if _active(config):
+        from conformance import pytest_session
+
+        config.pluginmanager.register(pytest_session, "conformance-session")
 
 
 def _active(config: pytest.Config) -> bool:
     return bool(config.getoption("conformance_base_url", default=None))
-
-
-@pytest.hookimpl(tryfirst=True)
-def pytest_collection_modifyitems(
-    session: pytest.Session, config: pytest.Config, items: list[pytest.Item]
-) -> None:
-    """Add one item per selected rule (before -k / -m deselection sees the items)."""
-    if not _active(config):
-        return
-    from conformance.pytest_support import rule_items
-
-    items.extend(rule_items(session))
 
 
 def _require(config: pytest.Config) -> None:
@@ -99,6 +94,6 @@ def conformance_client(conformance_settings: Any) -> ConformanceClient:
 def conformance_result(pytestconfig: pytest.Config) -> Any:
     """The :class:`~conformance.model.RunResult` of the selected catalog (run once)."""
     _require(pytestconfig)
-    from conformance.pytest_support import catalog_result
+    from conformance.pytest_support import catalog_result_in_test
 
-    return catalog_result(pytestconfig)
+    return catalog_result_in_test(pytestconfig)

@@ -1,5 +1,10 @@
 """What the pytest plugin needs once it is active: settings from options, the catalog run
-(once per session, on the first item), rule items and the client fixture's class."""
+(once per session, before the first item), rule items and the client fixture's class.
+
+Whatever stops the run as a whole (a wrong option, a target that cannot be reached or refuses
+the key, a catalog run the server refused) is a :class:`pytest.UsageError` carrying the one
+line ``conformance run`` prints, with the options spelled ``--conformance-NAME``.
+"""
 
 from __future__ import annotations
 
@@ -11,11 +16,14 @@ import pytest
 from conformance.configure import (
     HarnessError,
     UsageError,
+    check_target,
     pick_profile,
     settings_from_target,
     split_list,
 )
+from conformance.diagnosis import refused_run
 from conformance.model import Rule, RuleResult, RunResult, Verdict
+from conformance.model.timing import rule_seconds
 from conformance.pytest_plugin import LEVEL_MARKERS
 from conformance.reporting.text import finding_lines
 from conformance.rules import CATALOG
@@ -28,15 +36,29 @@ from spec import JSON
 
 SETTINGS_KEY = pytest.StashKey[Settings]()
 RESULT_KEY = pytest.StashKey[RunResult]()
+SECONDS_KEY = pytest.StashKey[dict[str, float]]()
 
 
 def _option(config: pytest.Config, name: str) -> Any:
     return config.getoption(f"conformance_{name}")
 
 
+def check_options(config: pytest.Config) -> None:
+    """The checks that need no network: every target option, and a selection that leaves at
+    least one rule (an empty one is a typo, not a run that passed)."""
+    try:
+        check_target(target_from_pytest(config))
+    except UsageError as exc:
+        raise pytest.UsageError(str(exc)) from None
+    if not selected_rules(config):
+        raise pytest.UsageError("no rule matches --conformance-select / --conformance-deselect "
+                                "for this profile")
+
+
 def settings_for(config: pytest.Config) -> Settings:
-    """Settings from the ``--conformance-*`` options, by the recipe ``conformance run`` uses
-    (model discovered once if not given)."""
+    """Settings from the ``--conformance-*`` options, by the recipe ``conformance run`` uses:
+    the target is reached once (the model discovered if not given), so an unreachable or
+    refusing target is one line here, not a verdict per rule."""
     if SETTINGS_KEY in config.stash:
         return config.stash[SETTINGS_KEY]
     try:
@@ -48,7 +70,8 @@ def settings_for(config: pytest.Config) -> Settings:
 
 
 def selected_rules(config: pytest.Config) -> list[Rule]:
-    profile = pick_profile(_option(config, "profile"), _option(config, "base_url"))
+    options = target_from_pytest(config)
+    profile = pick_profile(options.profile, options.base_url, flag=options.flag("profile"))
     return CATALOG.select(
         profile=profile.name,
         select=split_list(_option(config, "select")),
@@ -57,12 +80,30 @@ def selected_rules(config: pytest.Config) -> list[Rule]:
 
 
 def catalog_result(config: pytest.Config) -> RunResult:
+    """The catalog's result, run on first use; a run the server refused as a whole (every
+    completion unanswered, 401 / 404, or mostly rate-limited) raises :class:`pytest.UsageError`
+    with :func:`~conformance.diagnosis.refused_run`'s line instead of judging anything."""
     if RESULT_KEY not in config.stash:
         settings = settings_for(config)
         rules = selected_rules(config)
         strict = bool(_option(config, "strict"))
-        config.stash[RESULT_KEY] = asyncio.run(execute(settings, rules, strict=strict))
+        result = asyncio.run(execute(settings, rules, strict=strict))
+        refused = refused_run(result, settings, target_from_pytest(config))
+        if refused is not None:
+            raise pytest.UsageError(refused)
+        config.stash[RESULT_KEY] = result
+        config.stash[SECONDS_KEY] = rule_seconds(result)
     return config.stash[RESULT_KEY]
+
+
+def catalog_result_in_test(config: pytest.Config) -> RunResult:
+    """:func:`catalog_result` from inside an item or a fixture, where pytest would turn a
+    :class:`pytest.UsageError` into one failed test: a refused run ends the session instead
+    (exit status 4, as when it is found before the items run)."""
+    try:
+        return catalog_result(config)
+    except pytest.UsageError as exc:
+        pytest.exit(str(exc), returncode=pytest.ExitCode.USAGE_ERROR)
 
 
 class RuleViolation(Exception):
@@ -83,7 +124,7 @@ class RuleItem(pytest.Item):
         self.add_marker(LEVEL_MARKERS[str(rule.level)])
 
     def runtest(self) -> None:
-        run = catalog_result(self.config)
+        run = catalog_result_in_test(self.config)
         result = next(r for r in run.results if r.rule.id == self.rule.id)
         verdict = result.verdict
         if verdict is Verdict.SKIP:
@@ -100,6 +141,12 @@ class RuleItem(pytest.Item):
             return str(excinfo.value)
         return str(super().repr_failure(excinfo))
 
+    @property
+    def seconds(self) -> float | None:
+        """The rule's share of the catalog run's time (:func:`rule_seconds`), once it ran."""
+        shares = self.config.stash.get(SECONDS_KEY, None)
+        return shares.get(self.rule.id) if shares is not None else None
+
     def reportinfo(self) -> tuple[Any, int | None, str]:
         return self.path, None, f"{self.rule.id}: {self.rule.title}"
 
@@ -111,14 +158,17 @@ def _describe(result: RuleResult) -> str:
 
 
 class RuleCollector(pytest.Collector):
+    """The catalog as a collector under the session: its items are collected like any test's,
+    so pytest counts them (``collected N items``) and ``-k`` / ``-m`` deselect them."""
+
     def collect(self) -> list[pytest.Item]:
         return [RuleItem.from_parent(self, name=rule.id, rule=rule)
                 for rule in selected_rules(self.config)]
 
 
-def rule_items(session: pytest.Session) -> list[pytest.Item]:
-    collector = RuleCollector.from_parent(session, name="conformance", nodeid="conformance")
-    return collector.collect()
+def rule_collector(session: pytest.Session) -> RuleCollector:
+    """The session's ``conformance`` collector (its items are ``conformance::RULE-ID``)."""
+    return RuleCollector.from_parent(session, name="conformance", nodeid="conformance")
 
 
 class ConformanceClient:

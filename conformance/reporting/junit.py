@@ -2,6 +2,8 @@
 
 FAIL becomes ``<failure>``, ERROR ``<error>``, SKIP ``<skipped>``; NON_STRICT is a
 ``<failure>`` under ``--strict`` and otherwise passes with the finding in ``<system-out>``.
+A testcase's time is its rule's share of the run (:func:`~conformance.model.timing.rule_seconds`),
+as in the pytest plugin's JUnit XML, so CI dashboards show which rules cost the run's time.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 from conformance.model import RuleResult, RunResult, Verdict
+from conformance.model.timing import rule_seconds
 
 from .connection import connection_json
 from .text import finding_lines
@@ -53,13 +56,14 @@ def junit_xml(result: RunResult) -> str:
                    ("stop_reason", result.search.stop_reason)]
     for name, value in values:
         ET.SubElement(properties, "property", name=name, value=xml_safe(value))
+    seconds = rule_seconds(result)
     for item in result.results:
         case = ET.SubElement(
             suite,
             "testcase",
             classname=f"conformance.{item.rule.area}",
             name=f"{item.rule.id} {item.rule.title}",
-            time="0",
+            time=f"{seconds.get(item.rule.id, 0.0):.3f}",
         )
         verdict = item.verdict
         message = xml_safe(f"[{item.rule.level}] {item.message}"[:500])
