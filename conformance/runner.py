@@ -182,7 +182,8 @@ def _stats(
     refused: dict[str, tuple[int, str]] = {}
     for outcome in outcomes.values():
         for key, exchange in outcome.exchanges.items():
-            if outcome.operation == "completions" and key not in outcome.auxiliary:
+            if (outcome.operation == "completions" and key not in outcome.auxiliary
+                    and key not in outcome.invalid):  # what a refused run is judged on
                 completions += 1
                 kind = refusal.refusal_of(exchange)
                 if kind is not None:

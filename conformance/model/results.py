@@ -89,7 +89,7 @@ class RunStats:
     itl_seconds: tuple[float, ...] = ()
     """Gaps between consecutive chunk events of successful streams."""
     completions: int = 0
-    """Exchanges recorded with the completions operation (each after its retries)."""
+    """Valid requests recorded with the completions operation (each after its retries)."""
     refused: tuple[tuple[str, int, str], ...] = ()
     """Of those, the ones refused as a whole (:mod:`conformance.refusal`): ``(kind, count,
     first exchange's label)`` per kind, in the order first seen."""

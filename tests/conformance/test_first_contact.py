@@ -458,3 +458,12 @@ def test_retry_after_is_honoured_but_never_beyond_the_timeout(mock: EmbeddedMock
                              "--retries", "2")
     assert status == 2
     assert "after 2 retries of the first request" in err
+
+
+def test_a_model_the_server_does_not_serve_is_one_line(mock: EmbeddedMock) -> None:
+    """Every valid completion request 404s (the invalid ones may still get their 400s)."""
+    url = mock.openai_url
+    one_line(("--base-url", url, "--model", "no-such-model"),
+             f"every completion request was answered 404 (POST {url}/completions: \"The model "
+             f"`no-such-model` does not exist; …\"): check --model (GET {url}/models lists the "
+             "models) and --base-url")

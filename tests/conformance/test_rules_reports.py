@@ -52,8 +52,9 @@ def test_junit_has_one_testcase_per_rule(failing: RunResult) -> None:
     assert any(c.find("skipped") is not None for c in cases)
     suite = root.find("testsuite")
     assert suite is not None and suite.get("tests") == str(len(cases))
-    times = [float(c.get("time", "0")) for c in cases]  # each rule's share of the run
-    assert len(set(times)) > 5 and max(times) < sum(times) / 2
+    # a fast run rounds many shares to 0.000: a few distinct times, none holding the run
+    times = [float(c.get("time", "0")) for c in cases]  # each rule's own share
+    assert len(set(times)) > 2 and max(times) < sum(times) / 2
     assert sum(times) == pytest.approx(float(suite.get("time", "0")), abs=0.001 * len(cases))
 
 
