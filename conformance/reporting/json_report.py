@@ -18,7 +18,13 @@ Each exchange is a faithful recording that ``mockserver --replay`` can serve bac
 body and when each piece of it arrived). A body is ``"body"`` (text) when it is valid UTF-8,
 else ``"body_base64"``; ``"chunks"`` lists ``[bytes, seconds since the request started]`` per
 read. ``"connection"`` says how the server was reached (proxy, CA bundle, client certificate,
-``insecure``); ``"weakened"`` is true when TLS certificates were not verified. Secrets never
+``insecure``); ``"weakened"`` is true when TLS certificates were not verified.
+
+Whatever a server sends, a report stays a few MB: a body longer than 64 KiB keeps its head
+and tail (``"body"`` / ``"body_tail"``, or their ``_base64`` forms) with ``"body_cut"``
+saying how many bytes are missing, ``"events"`` only those within the kept bytes (at most
+250; ``"events_omitted"`` counts the rest), and once 3 MB of cut bodies are kept the window
+shrinks to 4 KiB. A replay refuses a cut exchange rather than serve a different body. Secrets never
 reach it: requests were redacted when recorded.
 """
 
@@ -52,14 +58,78 @@ def body_json(data: bytes) -> dict[str, JSON]:
         return {"body_base64": base64.b64encode(data).decode("ascii")}
 
 
-def exchange_json(exchange: Exchange) -> dict[str, JSON]:
+WINDOW = 64 << 10
+"""Body bytes a report keeps of one exchange (its head and tail): every answer a well-behaved
+server gives the catalog fits (the largest seen, a vocabulary listing, is 34 KB)."""
+SMALL_WINDOW = 4 << 10
+"""The window once the report's budget is spent."""
+REPORT_BUDGET = 3 << 20
+"""Bytes of cut exchanges a report keeps at full window (body, SSE lines and events each count):
+whatever a server sends, a report stays a few MB."""
+MAX_EVENTS = 250
+MAX_OBSERVATIONS = 100
+MAX_CHUNKS = 1000
+MAX_RAW = 400
+"""Characters of an observation's raw bytes kept."""
+
+
+class ReportBudget:
+    """What the exchanges of one report may still keep at full window."""
+
+    def __init__(self, total: int = REPORT_BUDGET) -> None:
+        self.left = total
+
+    def window(self) -> int:
+        return WINDOW if self.left > 0 else SMALL_WINDOW
+
+    def spend(self, amount: int) -> None:
+        self.left -= amount
+
+
+def _pieces(body: bytes, window: int) -> tuple[bytes, bytes, int]:
+    """``(head, tail, bytes omitted between them)`` of a body kept within ``window``."""
+    if len(body) <= window:
+        return body, b"", 0
+    tail = window // 4
+    head = window - tail
+    return body[:head], body[len(body) - tail :], len(body) - head - tail
+
+
+def _kept_events(exchange: Exchange, head: int, tail_from: int) -> tuple[list[JSON], int]:
+    """The events that lie wholly in the kept head or tail of the stream, at most
+    ``MAX_EVENTS``, and how many were left out."""
+    kept: list[JSON] = []
+    events = exchange.events
+    for e in events:
+        end = e.offset + len(e.raw)
+        if (end <= head or e.offset >= tail_from) and len(kept) < MAX_EVENTS:
+            kept.append({"data": e.data, "event": e.event, "id": e.id,
+                         "at": round(e.dispatched_at, 6)})
+    return kept, len(events) - len(kept)
+
+
+def _chunks(chunks: tuple[tuple[int, float], ...]) -> list[JSON]:
+    """Read sizes and times; past ``MAX_CHUNKS`` the rest merge into the last (sizes still add
+    up to the bytes received)."""
+    out: list[JSON] = [[size, round(at, 6)] for size, at in chunks[:MAX_CHUNKS]]
+    if len(chunks) > MAX_CHUNKS:
+        out[-1] = [sum(size for size, _ in chunks[MAX_CHUNKS - 1 :]), round(chunks[-1][1], 6)]
+    return out
+
+
+def exchange_json(exchange: Exchange, budget: ReportBudget | None = None) -> dict[str, JSON]:
+    """One exchange as the report keeps it: whole when it fits the window (a replay serves it
+    back byte for byte), else its head and tail with ``body_cut`` saying what is missing (a
+    replay then refuses it rather than serve a different body)."""
+    budget = budget or ReportBudget()
     request = exchange.request
+    head, tail, omitted = _pieces(exchange.body, budget.window())
     out: dict[str, JSON] = {
         "request": {
             "method": request.method,
             "url": request.url,
             "headers": [list(h) for h in request.headers],
-            **body_json(request.body),
+            **body_json(request.body[:WINDOW]),
         },
         "status": exchange.status,
         "reason": exchange.reason,
@@ -70,19 +140,37 @@ def exchange_json(exchange: Exchange) -> dict[str, JSON]:
         "timings": dataclasses.asdict(exchange.timings),
         "bytes_received": exchange.bytes_received,
         "body_truncated": exchange.body_truncated,
-        **body_json(exchange.body),
-        "chunks": [[size, round(at, 6)] for size, at in exchange.chunks],
+        **body_json(head),
+        "chunks": _chunks(exchange.chunks),
     }
+    cut = bool(omitted) or exchange.body_truncated
+    missing = exchange.bytes_received - len(head) - len(tail)
+    if cut:
+        for key, value in body_json(tail).items():  # body_tail, or body_tail_base64
+            out[key.replace("body", "body_tail", 1)] = value
+        out["body_cut"] = {
+            "head_bytes": len(head), "tail_bytes": len(tail), "omitted_bytes": missing,
+            "why": "the report keeps the head and tail of a long body" if omitted
+            else "the harness kept only the start of the body",
+        }
+        budget.spend(3 * (len(head) + len(tail)))
     if exchange.is_sse:
-        out["sse_lines"] = _text(exchange.body).splitlines()
-        out["events"] = [
-            {"data": e.data, "event": e.event, "id": e.id, "at": round(e.dispatched_at, 6)}
-            for e in exchange.events
-        ]
+        lines = _text(head).splitlines()
+        if cut:
+            lines += [f"[{missing} bytes cut]", *_text(tail).splitlines()]
+        out["sse_lines"] = lines
+        tail_from = exchange.bytes_received - len(tail) if cut else len(head)
+        events, left_out = _kept_events(exchange, len(head), tail_from)
+        out["events"] = events
+        if left_out:
+            out["events_omitted"] = left_out
         out["observations"] = [
-            {"code": o.code, "message": o.message, "offset": o.offset, "raw": _text(o.raw)}
-            for o in exchange.observations
+            {"code": o.code, "message": o.message, "offset": o.offset,
+             "raw": _text(o.raw[:MAX_RAW])}
+            for o in exchange.observations[:MAX_OBSERVATIONS]
         ]
+        if len(exchange.observations) > MAX_OBSERVATIONS:
+            out["observations_omitted"] = len(exchange.observations) - MAX_OBSERVATIONS
     return out
 
 
@@ -131,6 +219,7 @@ def _coverage(result: RunResult) -> dict[str, JSON]:
 
 def report_json(result: RunResult) -> dict[str, JSON]:
     counts = {str(v): n for v, n in result.counts().items()}
+    budget = ReportBudget()
     return {
         "tool": TOOL,
         "version": VERSION,
@@ -153,7 +242,7 @@ def report_json(result: RunResult) -> dict[str, JSON]:
                         for kind, count, first in result.stats.refused},
         },
         "search": dataclasses.asdict(result.search) if result.search else None,
-        "exchanges": {label: exchange_json(ex) for label, ex in result.exchanges.items()},
+        "exchanges": {label: exchange_json(ex, budget) for label, ex in result.exchanges.items()},
     }
 
 

@@ -101,6 +101,8 @@ def _error(error: ApiError) -> web.Response:
 async def _play(
     request: web.Request, exchange: RecordedExchange, timed: bool
 ) -> web.StreamResponse:
+    if exchange.cut is not None:
+        return _cut(exchange)
     loop = asyncio.get_running_loop()
     started = loop.time()
 
@@ -130,6 +132,17 @@ async def _play(
     else:
         await response.write_eof()
     return response
+
+
+def _cut(exchange: RecordedExchange) -> web.Response:
+    """A recording whose body is not whole is said so, never served as a shorter body."""
+    message = (f"The recording of {exchange.label!r} cannot be replayed byte for byte: "
+               f"{exchange.cut}.")
+    log.warning("%s", message)
+    error = ApiError(502, message, type="server_error", code="recording_cut",
+                     headers={"X-Mock-Replay": "cut"})
+    return web.Response(status=error.status, body=sse.encode_json(error.envelope()),
+                        content_type="application/json", headers=error.headers)
 
 
 def _copy_headers(exchange: RecordedExchange, response: web.StreamResponse) -> None:

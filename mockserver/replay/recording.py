@@ -47,6 +47,9 @@ class RecordedExchange:
     ended_at: float
     termination: str
     started_wall: float
+    cut: str | None = None
+    """Why the recorded body is not whole (the report kept its head and tail, or the harness
+    stopped keeping it), None when it is: a cut exchange cannot be served back as it was."""
 
     @property
     def hangs(self) -> bool:
@@ -129,7 +132,20 @@ def _exchange(label: str, item: Any, source: str) -> RecordedExchange:
         ended_at=_seconds(timings.get("ended_at")),
         termination=str(item.get("termination", "eof")),
         started_wall=_seconds(timings.get("started_wall")),
+        cut=_cut(item),
     )
+
+
+def _cut(item: Mapping[str, Any]) -> str | None:
+    """Why an exchange's body is not whole in the report, or None."""
+    cut = item.get("body_cut")
+    if isinstance(cut, dict):
+        return (f"{cut.get('why', 'the body was cut')}: {cut.get('omitted_bytes', '?')} of "
+                f"{item.get('bytes_received', '?')} bytes are not in the report")
+    if item.get("body_truncated") is True:
+        return (f"the harness kept only the start of the body: "
+                f"{item.get('bytes_received', '?')} bytes arrived")
+    return None
 
 
 def media_type(value: str | None) -> str | None:

@@ -256,3 +256,18 @@ def test_among_equal_json_bodies_the_one_with_the_same_bytes_is_preferred() -> N
     }}))
     taken = matcher.take("POST", "/v1/completions", "application/json", tight)
     assert taken is not None and taken.label == "p/tight"
+
+
+@pytest.mark.parametrize("cut", [
+    {"body_cut": {"head_bytes": 2, "tail_bytes": 1, "omitted_bytes": 9,
+                  "why": "the report keeps the head and tail of a long body"}},
+    {"body_truncated": True, "bytes_received": 12},
+])
+def test_a_cut_recording_is_said_to_be_cut_never_served_shorter(cut: dict[str, Any]) -> None:
+    recorded = {**exchange({"prompt": "a"}, response=b"abc"), **cut}
+    with replay_server({"p/cut": recorded}) as server:
+        reply = server.post("/v1/completions", {"prompt": "a"})
+    assert reply.status == 502
+    assert reply.headers["x-mock-replay"] == "cut"
+    assert reply.error["code"] == "recording_cut"
+    assert "'p/cut' cannot be replayed byte for byte" in reply.error["message"]
