@@ -5,10 +5,22 @@ from __future__ import annotations
 import json
 import urllib.request
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
 from conformance.embedded import EmbeddedMock
+
+
+@pytest.fixture(autouse=True)
+def user_cache(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory
+               ) -> Path:
+    """A cache directory of the test's own (``$XDG_CACHE_HOME``): fuzz runs keep hypothesis'
+    files there, and a test must neither write the user's cache nor replay what another test
+    saved in it."""
+    cache = tmp_path_factory.mktemp("cache")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(cache))
+    return cache
 
 
 @pytest.fixture(scope="session")
