@@ -74,11 +74,17 @@ def add_parser(commands: argparse._SubParsersAction) -> argparse.ArgumentParser:
                         help="judge only these rule IDs or globs (SSE-*), comma-separated")
     search.add_argument("--deselect", action="append", default=[], metavar="IDS",
                         help="leave out these rule IDs or globs, comma-separated")
-    search.add_argument("--example-db", metavar="DIR",
-                        help="keep hypothesis' example database (the failing examples, replayed "
-                        "first by the next run) in DIR (default: "
-                        "$XDG_CACHE_HOME/completions-conformance/hypothesis/examples, "
-                        "~/.cache when XDG_CACHE_HOME is unset; never the current directory)")
+    database = search.add_mutually_exclusive_group()
+    database.add_argument(
+        "--example-db", metavar="DIR",
+        help="keep hypothesis' example database in DIR: the examples that failed, and those the "
+        "search steered towards, which the next run replays first (default: "
+        "completions-conformance/hypothesis/examples in the user's cache directory, "
+        "$XDG_CACHE_HOME or ~/.cache; never the current directory)")
+    database.add_argument(
+        "--no-example-db", action="store_true",
+        help="keep no example database: nothing of earlier runs is replayed (a --seed replays "
+        "exactly) and no example is saved")
     groups["limits"].add_argument(
         "--time-budget", type=float, metavar="S",
         help="search for S seconds, then stop (fuzzing repeats until then)")
@@ -116,6 +122,7 @@ def fuzz_config(args: argparse.Namespace) -> FuzzConfig:
         max_requests=args.max_requests, mode=args.mode, strict=args.strict,
         select=tuple(split_list(args.select)), deselect=tuple(split_list(args.deselect)),
         phases=phases, shrink=not args.no_shrink, example_db=example_db,
+        keep_examples=not args.no_example_db,
     )
 
 

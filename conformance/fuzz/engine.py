@@ -89,6 +89,8 @@ class FuzzConfig:
     """Where hypothesis keeps its files (:mod:`.storage`); None: the user's cache directory."""
     example_db: Path | None = None
     """The example database; None: ``examples`` under hypothesis' directory in ``cache_dir``."""
+    keep_examples: bool = True
+    """False: no example database (hypothesis then replays nothing of earlier runs)."""
 
 
 @dataclass
@@ -122,7 +124,7 @@ Progress = Callable[[str], None]
 
 
 def _config(settings: Settings, config: FuzzConfig, seed: int, checks: list[str], *,
-            database: Path) -> SchemathesisConfig:
+            database: Path | None) -> SchemathesisConfig:
     """The run's schemathesis configuration, in the keys of ``schemathesis.toml``."""
     phases = {name: {"enabled": name in config.phases}
               for name in ("examples", "coverage", "fuzzing", "stateful")}
@@ -141,7 +143,7 @@ def _config(settings: Settings, config: FuzzConfig, seed: int, checks: list[str]
             "mode": config.mode,
             "max-examples": config.max_examples,
             "no-shrink": not config.shrink,
-            "database": str(database),
+            "database": "none" if database is None else str(database),
         },
     }
     if config.time_budget:
@@ -164,12 +166,12 @@ def fuzz(settings: Settings, config: FuzzConfig, *, progress: Reporter | Progres
     cache = config.cache_dir or user_cache_dir(os.environ, platform=sys.platform,
                                                home=Path.home())
     home = hypothesis_dir(cache)
+    database = (config.example_db or default_example_db(home)) if config.keep_examples else None
     with hypothesis_home(home):
-        return _fuzz(settings, config, report, database=config.example_db
-                     or default_example_db(home))
+        return _fuzz(settings, config, report, database=database)
 
 
-def _fuzz(settings: Settings, config: FuzzConfig, report: Reporter, *, database: Path
+def _fuzz(settings: Settings, config: FuzzConfig, report: Reporter, *, database: Path | None
           ) -> FuzzResult:
     seed = config.seed if config.seed is not None else secrets.randbits(32)
     rules = select_rules(settings, strict=config.strict, select=list(config.select),

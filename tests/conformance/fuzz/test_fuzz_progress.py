@@ -12,6 +12,7 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
 from fuzz_support import run_cli
 
 from conformance.embedded import EmbeddedMock
@@ -214,13 +215,15 @@ def test_the_example_db_goes_where_it_is_told(mock: EmbeddedMock, tmp_path: Path
     assert not (user_cache / "completions-conformance" / "hypothesis" / "examples").exists()
 
 
-def test_the_example_db_defaults_to_the_user_cache(mock: EmbeddedMock, user_cache: Path) -> None:
+@pytest.mark.parametrize(("flags", "kept"), [((), True), (("--no-example-db",), False)])
+def test_the_example_db_defaults_to_the_user_cache(mock: EmbeddedMock, user_cache: Path,
+                                                   flags: tuple[str, ...], kept: bool) -> None:
     status, _, err = run_cli(["fuzz", "--base-url", mock.openai_url, "--max-examples", "5",
                               "--seed", "1", "--phases", "fuzzing", "--no-shrink", "-q",
-                              "--header", "X-Mock-Fault: usage-total-wrong"])
+                              "--header", "X-Mock-Fault: usage-total-wrong", *flags])
     assert status == 1, err
     examples = user_cache / "completions-conformance" / "hypothesis" / "examples"
-    assert any(path.is_file() for path in examples.rglob("*"))
+    assert any(path.is_file() for path in examples.rglob("*")) is kept
 
 
 def test_an_example_db_that_is_a_file_is_a_usage_error(tmp_path: Path) -> None:
