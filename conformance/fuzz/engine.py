@@ -9,7 +9,8 @@ do not reproduce); findings are shrunk afterwards (the engine does not shrink th
 :mod:`conformance.fuzz.shrink`), resending cases of the run's own schemas; secrets never reach
 a child's argv; and the exit status says findings (1) apart from a run that could not be made
 (2). The engine does the rest: the examples, coverage and fuzzing phases, positive and negative
-generation, worker threads, and a seed that replays the run exactly.
+generation, worker threads, and a seed that replays the run exactly (with ``--no-example-db``:
+the example database otherwise replays earlier runs' examples first).
 """
 
 from __future__ import annotations
