@@ -12,7 +12,9 @@ generation, with:
 * every finding shrunk by hypothesis (:mod:`.shrink`) with a curl command whose secrets are
   shell variables (:mod:`.findings`), and reported through the result model and reporters of
   ``conformance run`` (:mod:`.results`; schemathesis' checks are the ``FUZZ-NNN`` records of
-  :mod:`conformance.rules.schemathesis_checks`).
+  :mod:`conformance.rules.schemathesis_checks`);
+* progress on stderr, a status line on a terminal or a line per phase (:mod:`.progress`), and
+  hypothesis' files in the user's cache directory, never the current one (:mod:`.storage`).
 
 From Python::
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+from pathlib import Path
 from typing import TextIO
 
 from conformance.configure import (
@@ -23,6 +24,7 @@ from conformance.target_options import add_target_arguments, target_from_args
 
 from .bodies import Caps
 from .engine import FuzzConfig, FuzzResult, fuzz
+from .progress import reporter
 from .results import run_result
 
 DEFAULT_MAX_EXAMPLES = 50
@@ -72,6 +74,17 @@ def add_parser(commands: argparse._SubParsersAction) -> argparse.ArgumentParser:
                         help="judge only these rule IDs or globs (SSE-*), comma-separated")
     search.add_argument("--deselect", action="append", default=[], metavar="IDS",
                         help="leave out these rule IDs or globs, comma-separated")
+    database = search.add_mutually_exclusive_group()
+    database.add_argument(
+        "--example-db", metavar="DIR",
+        help="keep hypothesis' example database in DIR: the examples that failed, and those the "
+        "search steered towards, which the next run replays first (default: "
+        "completions-conformance/hypothesis/examples in the user's cache directory, "
+        "$XDG_CACHE_HOME or ~/.cache; never the current directory)")
+    database.add_argument(
+        "--no-example-db", action="store_true",
+        help="keep no example database: nothing of earlier runs is replayed (a --seed replays "
+        "exactly) and no example is saved")
     groups["limits"].add_argument(
         "--time-budget", type=float, metavar="S",
         help="search for S seconds, then stop (fuzzing repeats until then)")
@@ -79,7 +92,9 @@ def add_parser(commands: argparse._SubParsersAction) -> argparse.ArgumentParser:
     reports.add_argument("--json", metavar="FILE", help="write the JSON report")
     reports.add_argument("--junit-xml", metavar="FILE", help="write a JUnit XML report")
     reports.add_argument("--html", metavar="FILE", help="write an HTML report")
-    reports.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
+    reports.add_argument("-q", "--quiet", action="store_true",
+                         help="no progress on stderr (by default a status line redrawn in place "
+                         "on a terminal, one line per phase otherwise)")
     return fuzz_parser
 
 
@@ -98,27 +113,26 @@ def fuzz_config(args: argparse.Namespace) -> FuzzConfig:
     unknown = sorted(set(phases) - set(PHASES))
     if unknown or not phases:
         raise UsageError(f"--phases takes {', '.join(PHASES)}; got {args.phases!r}")
+    example_db = Path(args.example_db) if args.example_db else None
+    if example_db is not None and example_db.exists() and not example_db.is_dir():
+        raise UsageError(f"--example-db must be a directory, got the file {args.example_db!r}")
     return FuzzConfig(
         max_examples=args.max_examples, seed=args.seed, workers=args.concurrency,
         caps=Caps(max_tokens=args.max_tokens), time_budget=args.time_budget,
         max_requests=args.max_requests, mode=args.mode, strict=args.strict,
         select=tuple(split_list(args.select)), deselect=tuple(split_list(args.deselect)),
-        phases=phases, shrink=not args.no_shrink,
+        phases=phases, shrink=not args.no_shrink, example_db=example_db,
+        keep_examples=not args.no_example_db,
     )
 
 
 def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     config = fuzz_config(args)  # flags are checked before a mock is started for them
-
-    def progress(message: str) -> None:
-        if not args.quiet:
-            err.write(f"conformance fuzz: {message}\n")
-            err.flush()
-
+    progress = reporter(err, quiet=args.quiet)
     mock = None if args.base_url else EmbeddedMock(serving_args(args.profile))
     try:
         if mock is not None:
-            progress("starting the embedded mock server")
+            progress.message("starting the embedded mock server")
             mock.start()
         settings = asyncio.run(settings_from_target(target_from_args(args), embedded=mock))
         result = fuzz(settings, config, progress=progress)

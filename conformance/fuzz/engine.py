@@ -9,16 +9,20 @@ do not reproduce); findings are shrunk afterwards (the engine does not shrink th
 :mod:`conformance.fuzz.shrink`), resending cases of the run's own schemas; secrets never reach
 a child's argv; and the exit status says findings (1) apart from a run that could not be made
 (2). The engine does the rest: the examples, coverage and fuzzing phases, positive and negative
-generation, worker threads, and a seed that replays the run exactly.
+generation, worker threads, and a seed that replays the run exactly (with ``--no-example-db``:
+the example database otherwise replays earlier runs' examples first).
 """
 
 from __future__ import annotations
 
 import math
+import os
 import secrets
+import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Literal
 
 import schemathesis
@@ -42,7 +46,9 @@ from .findings import (
     shrunk_finding,
 )
 from .hooks import install
+from .progress import Messages, Reporter, Tally
 from .shrink import shrink_case, shrink_cut
+from .storage import default_example_db, hypothesis_dir, hypothesis_home, user_cache_dir
 from .transport import (
     GuardedOpenApiSchema,
     NetworkFailure,
@@ -80,6 +86,12 @@ class FuzzConfig:
     deselect: tuple[str, ...] = ()
     phases: tuple[str, ...] = ("examples", "coverage", "fuzzing")
     shrink: bool = True
+    cache_dir: Path | None = None
+    """Where hypothesis keeps its files (:mod:`.storage`); None: the user's cache directory."""
+    example_db: Path | None = None
+    """The example database; None: ``examples`` under hypothesis' directory in ``cache_dir``."""
+    keep_examples: bool = True
+    """False: no example database (hypothesis then replays nothing of earlier runs)."""
 
 
 @dataclass
@@ -112,8 +124,8 @@ class FuzzResult:
 Progress = Callable[[str], None]
 
 
-def _config(settings: Settings, config: FuzzConfig, seed: int, checks: list[str]
-            ) -> SchemathesisConfig:
+def _config(settings: Settings, config: FuzzConfig, seed: int, checks: list[str], *,
+            database: Path | None) -> SchemathesisConfig:
     """The run's schemathesis configuration, in the keys of ``schemathesis.toml``."""
     phases = {name: {"enabled": name in config.phases}
               for name in ("examples", "coverage", "fuzzing", "stateful")}
@@ -132,7 +144,7 @@ def _config(settings: Settings, config: FuzzConfig, seed: int, checks: list[str]
             "mode": config.mode,
             "max-examples": config.max_examples,
             "no-shrink": not config.shrink,
-            "database": "none",
+            "database": "none" if database is None else str(database),
         },
     }
     if config.time_budget:
@@ -143,10 +155,25 @@ def _config(settings: Settings, config: FuzzConfig, seed: int, checks: list[str]
     return SchemathesisConfig.from_dict(data)
 
 
-def fuzz(settings: Settings, config: FuzzConfig, *, progress: Progress | None = None
+def fuzz(settings: Settings, config: FuzzConfig, *, progress: Reporter | Progress | None = None
          ) -> FuzzResult:
-    """Fuzz ``settings``' target with ``config``; never raises for what the server does."""
-    say = progress or (lambda _: None)
+    """Fuzz ``settings``' target with ``config``; never raises for what the server does.
+
+    ``progress`` hears of the run as it goes (:mod:`.progress`; a plain function gets the
+    messages and phase names). Hypothesis' files go to ``config.cache_dir``, by default the
+    user's cache directory (read from the environment here, once), never the current one."""
+    report: Reporter = (Messages(progress) if callable(progress)
+                        else progress if progress is not None else Messages(lambda _: None))
+    cache = config.cache_dir or user_cache_dir(os.environ, platform=sys.platform,
+                                               home=Path.home())
+    home = hypothesis_dir(cache)
+    database = (config.example_db or default_example_db(home)) if config.keep_examples else None
+    with hypothesis_home(home):
+        return _fuzz(settings, config, report, database=database)
+
+
+def _fuzz(settings: Settings, config: FuzzConfig, report: Reporter, *, database: Path | None
+          ) -> FuzzResult:
     seed = config.seed if config.seed is not None else secrets.randbits(32)
     rules = select_rules(settings, strict=config.strict, select=list(config.select),
                          deselect=list(config.deselect))
@@ -166,7 +193,9 @@ def fuzz(settings: Settings, config: FuzzConfig, *, progress: Progress | None = 
     collector = FindingCollector(settings.secret_header_names, network=settings.network,
                                  rule_of=rule_of)
     started = time.monotonic()
-    say(f"seed {seed}: replay this run with --seed {seed}")
+    live = _Live(report, Tally(requests=lambda: guard.sent, budget=config.time_budget))
+    report.begin(live.tally)
+    report.message(f"seed {seed}: replay this run with --seed {seed}")
     schemas: list[GuardedOpenApiSchema] = []
     try:
         for document, phases in _passes(settings.profile.name, config.phases):
@@ -175,15 +204,17 @@ def fuzz(settings: Settings, config: FuzzConfig, *, progress: Progress | None = 
             if guard.spent or (left is not None and left < 1):
                 break
             st_config = _config(settings, replace(config, phases=phases, time_budget=left),
-                                seed, checks)
-            _run_pass(document, st_config, guard, run, result, collector, say, schemas)
+                                seed, checks, database=database)
+            _run_pass(document, st_config, guard, run, result, collector, live, schemas)
         # what the run cut short, before shrinking adds cuts of its own candidates
         collector.add_network(list(guard.network_failures))
+        live.tally.findings = len(collector.findings())
         if config.shrink and not guard.spent:
-            _shrink_findings(settings, config.caps, guard, collector, say, rule_of)
+            _shrink_findings(settings, config.caps, guard, collector, live, rule_of)
     finally:
         for schema in schemas:
             detach(schema)
+        report.end()
     result.findings = collector.findings()
     result.requests, result.retried = guard.sent, guard.retried
     result.duration = time.monotonic() - started
@@ -193,6 +224,21 @@ def fuzz(settings: Settings, config: FuzzConfig, *, progress: Progress | None = 
     if guard.spent:
         result.stop_reason = f"request budget of {config.max_requests} spent"
     return result
+
+
+@dataclass
+class _Live:
+    """The run's tally and the reporter that shows it, handed down to the event handlers."""
+
+    report: Reporter
+    tally: Tally
+
+    def enter(self, phase: str) -> None:
+        """Tell the reporter of ``phase`` unless it is the current one (schemathesis restarts
+        the fuzzing phase until the time budget is spent)."""
+        if self.tally.phase != phase:
+            self.tally.phase = phase
+            self.report.phase(phase)
 
 
 def _unanswered_rule_of(settings: Settings, operations: dict[str, str]) -> RuleOf:
@@ -225,7 +271,7 @@ def _passes(profile: str, phases: tuple[str, ...]
 
 
 def _run_pass(document: dict[str, object], st_config: SchemathesisConfig, guard: RequestGuard,
-              run: FuzzRun, result: FuzzResult, collector: FindingCollector, say: Progress,
+              run: FuzzRun, result: FuzzResult, collector: FindingCollector, live: _Live,
               schemas: list[GuardedOpenApiSchema]) -> None:
     """One engine run. Its schema stays attached to ``run`` (shrinking resends its cases) and
     is added to ``schemas``, which the caller detaches at the end."""
@@ -236,7 +282,7 @@ def _run_pass(document: dict[str, object], st_config: SchemathesisConfig, guard:
     stream = from_schema(schema).execute()
     guard.on_spent = stream.stop
     for event in stream:
-        _on_event(event, result, collector, say)
+        _on_event(event, result, collector, live)
 
 
 MAX_SHRUNK = 12
@@ -244,9 +290,10 @@ MAX_SHRUNK = 12
 
 
 def _shrink_findings(settings: Settings, caps: Caps, guard: RequestGuard,
-                     collector: FindingCollector, say: Progress, rule_of: RuleOf) -> None:
+                     collector: FindingCollector, live: _Live, rule_of: RuleOf) -> None:
     """Replace each finding's example with the smallest reduction that still fails the same
     way (see :mod:`conformance.fuzz.shrink`)."""
+    say = live.report.message
     headers = dict(settings.request_headers())
     secret = settings.secret_header_names
     friendli = settings.profile.wire == "friendli"
@@ -257,6 +304,7 @@ def _shrink_findings(settings: Settings, caps: Caps, guard: RequestGuard,
     for finding in collector.findings()[:MAX_SHRUNK]:
         if finding.case is None:
             continue
+        live.enter("shrinking")
         say(f"shrinking {finding.key} on {finding.operation}")
         try:
             if finding.check == CONNECTION:
@@ -290,13 +338,15 @@ def guard_answered(guard: RequestGuard) -> bool:
 
 
 def _on_event(event: events.EngineEvent, result: FuzzResult, collector: FindingCollector,
-              say: Progress) -> None:
+              live: _Live) -> None:
     if (isinstance(event, events.PhaseStarted) and event.phase.is_enabled
             and event.phase.name.value in TESTING_PHASES):
-        say(f"{event.phase.name.value} phase")
+        live.enter(event.phase.name.value)
     elif isinstance(event, events.ScenarioFinished):
         result.examples += len(event.recorder.cases)
         collector.add_scenario(event.recorder)
+        live.tally.examples = result.examples
+        live.tally.findings = len(collector.findings())
     elif isinstance(event, events.NonFatalError):
         if not _is_network(event.value):
             result.errors.append(f"{event.label}: {type(event.value).__name__}: {event.value}")

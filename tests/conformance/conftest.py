@@ -3,12 +3,32 @@
 from __future__ import annotations
 
 import json
+import shutil
 import urllib.request
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
 from conformance.embedded import EmbeddedMock
+
+
+@pytest.fixture(scope="session")
+def session_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The session's cache directory (one per xdist worker): never the user's own."""
+    return tmp_path_factory.mktemp("cache")
+
+
+@pytest.fixture(autouse=True)
+def user_cache(monkeypatch: pytest.MonkeyPatch, session_cache: Path) -> Path:
+    """``$XDG_CACHE_HOME`` for the test, where fuzz runs keep hypothesis' files. Hypothesis' own
+    storage stays warm across the session (it caches the constants it collects from the source
+    code: seconds of work, which a small --time-budget cannot spare); the example database is
+    emptied first, so that no test replays what another one saved."""
+    shutil.rmtree(session_cache / "completions-conformance" / "hypothesis" / "examples",
+                  ignore_errors=True)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(session_cache))
+    return session_cache
 
 
 @pytest.fixture(scope="session")

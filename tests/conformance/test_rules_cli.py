@@ -53,6 +53,17 @@ def test_a_clean_server_exits_0(mock: EmbeddedMock) -> None:
     assert status == 0 and "PASSED" in out
 
 
+def test_a_log_gets_one_line_per_probe_and_quiet_gets_none(mock: EmbeddedMock) -> None:
+    args = ("run", "--base-url", mock.openai_url, "--select", "USAGE-*")
+    status, _, err = cli(*args)
+    probes = [line for line in err.splitlines() if line.startswith("conformance: probe ")]
+    assert status == 0 and probes, err
+    assert len(probes) == len(set(probes))  # one line each, none repeated
+    assert all(line.count(": ") >= 2 for line in probes)  # the probe's name, then its outcome
+    status, _, err = cli(*args, "-q")
+    assert status == 0 and err == ""
+
+
 def test_violations_exit_1_with_an_actionable_report(mock: EmbeddedMock) -> None:
     status, out, _ = cli("run", "--base-url", mock.openai_url, "-q",
                          "--header", "X-Mock-Fault: usage-total-wrong")
