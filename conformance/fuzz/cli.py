@@ -78,13 +78,12 @@ def add_parser(commands: argparse._SubParsersAction) -> argparse.ArgumentParser:
     database.add_argument(
         "--example-db", metavar="DIR",
         help="keep hypothesis' example database in DIR: the examples that failed, and those the "
-        "search steered towards, which the next run replays first (default: "
-        "completions-conformance/hypothesis/examples in the user's cache directory, "
-        "$XDG_CACHE_HOME or ~/.cache; never the current directory)")
+        "search steered towards, which the next run replays first (then a --seed no longer "
+        "replays a run exactly; default: no database)")
     database.add_argument(
-        "--no-example-db", action="store_true",
-        help="keep no example database: nothing of earlier runs is replayed (a --seed replays "
-        "exactly) and no example is saved")
+        "--keep-examples", action="store_true",
+        help="keep the example database in the user's cache directory "
+        "(completions-conformance/hypothesis/examples under $XDG_CACHE_HOME or ~/.cache)")
     groups["limits"].add_argument(
         "--time-budget", type=float, metavar="S",
         help="search for S seconds, then stop (fuzzing repeats until then)")
@@ -122,7 +121,7 @@ def fuzz_config(args: argparse.Namespace) -> FuzzConfig:
         max_requests=args.max_requests, mode=args.mode, strict=args.strict,
         select=tuple(split_list(args.select)), deselect=tuple(split_list(args.deselect)),
         phases=phases, shrink=not args.no_shrink, example_db=example_db,
-        keep_examples=not args.no_example_db,
+        keep_examples=args.keep_examples or example_db is not None,
     )
 
 

@@ -9,8 +9,9 @@ do not reproduce); findings are shrunk afterwards (the engine does not shrink th
 :mod:`conformance.fuzz.shrink`), resending cases of the run's own schemas; secrets never reach
 a child's argv; and the exit status says findings (1) apart from a run that could not be made
 (2). The engine does the rest: the examples, coverage and fuzzing phases, positive and negative
-generation, worker threads, and a seed that replays the run exactly (with ``--no-example-db``:
-the example database otherwise replays earlier runs' examples first).
+generation, worker threads, and a seed that replays the run exactly (unless an example
+database is kept, ``--example-db`` / ``--keep-examples``: it replays earlier runs' examples
+first, and what it holds changes what a seed finds).
 """
 
 from __future__ import annotations
@@ -90,8 +91,9 @@ class FuzzConfig:
     """Where hypothesis keeps its files (:mod:`.storage`); None: the user's cache directory."""
     example_db: Path | None = None
     """The example database; None: ``examples`` under hypothesis' directory in ``cache_dir``."""
-    keep_examples: bool = True
-    """False: no example database (hypothesis then replays nothing of earlier runs)."""
+    keep_examples: bool = False
+    """True: keep an example database, which replays earlier runs' examples first. Off by
+    default: with one, two runs of the same seed found a fault and then missed it."""
 
 
 @dataclass

@@ -155,8 +155,9 @@ def exchange_json(exchange: Exchange, budget: ReportBudget | None = None) -> dic
         }
         budget.spend(3 * (len(head) + len(tail)))
     if exchange.is_sse:
-        lines = _text(head).splitlines()
-        if cut:
+        encoded = (exchange.content_encoding or "identity").strip().lower() != "identity"
+        lines = [] if encoded else _text(head).splitlines()  # compressed bytes are no lines
+        if cut and not encoded:
             lines += [f"[{missing} bytes cut]", *_text(tail).splitlines()]
         out["sse_lines"] = lines
         tail_from = exchange.bytes_received - len(tail) if cut else len(head)

@@ -169,7 +169,7 @@ def test_the_engine_tells_a_restarted_phase_once() -> None:
 def test_a_long_run_logs_each_phase_once_with_counts_across_workers(
         mock: EmbeddedMock, tmp_path: Path) -> None:
     report = tmp_path / "fuzz.json"
-    status, _, err = run_cli(["fuzz", "--base-url", mock.openai_url, "--time-budget", "3",
+    status, _, err = run_cli(["fuzz", "--base-url", mock.openai_url, "--time-budget", "6",
                               "--max-examples", "5", "--seed", "2", "--workers", "2",
                               "--phases", "fuzzing", "--json", str(report)])
     assert status == 0, err
@@ -232,7 +232,7 @@ def test_a_run_leaves_the_directory_it_started_in_empty(mock: EmbeddedMock, tmp_
                                                         ) -> None:
     workdir, cache = tmp_path / "work", tmp_path / "cache"  # a cold cache: hypothesis writes
     workdir.mkdir()
-    done = subprocess.run(_fuzz_command(mock.openai_url, "-q", "--header",
+    done = subprocess.run(_fuzz_command(mock.openai_url, "-q", "--keep-examples", "--header",
                                         "X-Mock-Fault: usage-total-wrong"),
                           capture_output=True, text=True, cwd=workdir, env=_environment(cache),
                           timeout=120)
@@ -255,8 +255,8 @@ def test_the_example_db_goes_where_it_is_told(mock: EmbeddedMock, tmp_path: Path
     assert not (user_cache / "completions-conformance" / "hypothesis" / "examples").exists()
 
 
-@pytest.mark.parametrize(("flags", "kept"), [((), True), (("--no-example-db",), False)])
-def test_the_example_db_defaults_to_the_user_cache(mock: EmbeddedMock, user_cache: Path,
+@pytest.mark.parametrize(("flags", "kept"), [((), False), (("--keep-examples",), True)])
+def test_the_example_db_is_kept_in_the_user_cache_when_asked(mock: EmbeddedMock, user_cache: Path,
                                                    flags: tuple[str, ...], kept: bool) -> None:
     status, _, err = run_cli(["fuzz", "--base-url", mock.openai_url, "--max-examples", "5",
                               "--seed", "1", "--phases", "fuzzing", "--no-shrink", "-q",
