@@ -15,9 +15,12 @@ three things happens:
   cut to it), a retry's wait that would outlast it is not waited, and a request the deadline
   cut is not returned (the server was not slow at ``--timeout``, the run was out of time);
 - the server stopped answering (:class:`ServerSilent`): :data:`SILENT_IN_A_ROW` requests in a
-  row, in the order they ended, got no answer at all: no status line within their full
-  ``--timeout``, or no connection. A request that got its status line is an answer, however
-  slow the rest is, so a slow server that works is never stopped.
+  row, in the order they ended, waited their whole time for nothing (:func:`waited_in_vain`:
+  no status line within ``--timeout``, or no connection within the connect timeout). A
+  request that got its status line is an answer, however slow the rest is, so a slow server
+  that works is never stopped. A connection refused, reset or closed costs no time: it
+  neither counts nor breaks the row, and the rules judge it (a server that dies after invalid
+  input fails ERRORS-006 rather than cutting the run short).
 
 A request whose connection fails before a single response byte arrives is sent once more on a
 fresh connection before it counts as a network failure: a server may close an idle keep-alive
@@ -51,13 +54,10 @@ from .settings import Settings
 
 RETRY_STATUSES = frozenset({429, 503})
 SILENT_IN_A_ROW = 3
-"""Requests in a row with no answer at all that stop a run. One is a hiccup and two can be
-a connection pool's bad luck; three, each given its whole ``--timeout``, is a server that
-has stopped answering (a silent server then costs about one ``--timeout``, since
-``--concurrency`` requests wait together, instead of one per request)."""
-NO_ANSWER = frozenset({Termination.TOTAL_TIME_LIMIT, Termination.IDLE_TIMEOUT,
-                       Termination.CONNECT_ERROR, Termination.CONNECTION_ERROR})
-"""How a request that got no answer at all ends (with no status line and no byte)."""
+"""Requests in a row that waited in vain and stop a run. One is a hiccup and two can be a
+queue's bad luck; three, each given its whole ``--timeout``, is a server that has stopped
+answering (a silent server then costs about one ``--timeout``, since ``--concurrency``
+requests wait together, instead of one per request)."""
 
 
 class RunStopped(Exception):
@@ -101,11 +101,14 @@ def parse_retry_after(value: str | None, now: float | None = None) -> float | No
     return max(0.0, when.timestamp() - (time.time() if now is None else now))
 
 
-def got_no_answer(exchange: Exchange) -> bool:
-    """True when not one byte of an answer came: no connection, or none before a limit or a
-    failure ended the request."""
-    return (exchange.status is None and exchange.bytes_received == 0
-            and exchange.termination in NO_ANSWER)
+def waited_in_vain(exchange: Exchange) -> bool:
+    """True when a request waited its whole time and not one byte of an answer came: a time
+    limit ended it before the status line, or the connection was not made within the connect
+    timeout."""
+    if exchange.status is not None or exchange.bytes_received:
+        return False
+    return (exchange.termination in (Termination.TOTAL_TIME_LIMIT, Termination.IDLE_TIMEOUT)
+            or exchange.failure is Failure.CONNECT_TIMEOUT)
 
 
 def lost_before_answer(exchange: Exchange) -> bool:
@@ -193,18 +196,19 @@ class Client:
                     and limits.connect_timeout < run.connect_timeout))
 
     def _note(self, exchange: Exchange) -> None:
-        """Count an answer, or one more request in a row without one."""
+        """Count an answer, or one more request in a row that waited in vain."""
         if exchange.status is not None:
             self.answered += 1
-        if not got_no_answer(exchange):
-            self._silent = 0
+        if not waited_in_vain(exchange):
+            if exchange.status is not None or exchange.bytes_received:
+                self._silent = 0  # an answer; a refused connection leaves the row as it is
             return
         self._silent += 1
         if self._silent >= SILENT_IN_A_ROW and self._stop is None:
-            timed_out = exchange.termination in (Termination.TOTAL_TIME_LIMIT,
-                                                 Termination.IDLE_TIMEOUT)
-            how = (f"within --timeout {self.settings.limits.total_time:g} s" if timed_out
-                   else f"({exchange.failure or exchange.termination})")
+            limits = self.settings.limits
+            how = (f"(no connection within {limits.connect_timeout:g} s)"
+                   if exchange.failure is Failure.CONNECT_TIMEOUT
+                   else f"within --timeout {limits.total_time:g} s")
             self._stop = ServerSilent(f"the server stopped answering: {self._silent} requests "
                                       f"in a row got no answer {how}")
 

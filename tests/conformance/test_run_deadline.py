@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 from aiohttp import web
-from test_first_contact import catalog, cli, gatekeeper, one_line, silent_server
+from test_first_contact import catalog, cli, closing_server, gatekeeper, one_line, silent_server
 from test_rules_client import settings
 
 from conformance.client import Client, DeadlineReached, ServerSilent
@@ -81,6 +81,23 @@ def test_three_requests_in_a_row_without_an_answer_stop_the_client() -> None:
     assert str(sent[3]) == ("the server stopped answering: 3 requests in a row got no answer "
                             "within --timeout 0.3 s")
     assert client.sent == 3 and client.answered == 0 and client.stopped == str(sent[3])
+
+
+def test_a_closed_connection_costs_no_time_and_does_not_stop_the_client() -> None:
+    """A server that closes each connection unanswered is judged by the rules (ERRORS-006 for
+    one that dies after invalid input); only requests that waited their whole time count."""
+
+    async def go() -> tuple[list[Exchange | Exception], Client]:
+        with closing_server() as port:
+            url = f"http://127.0.0.1:{port}/v1/models"
+            async with open_session() as session:
+                client = Client(settings(url, limits=quick(5)), session)
+                return await send_each(client, url, 5), client
+
+    sent, client = asyncio.run(go())
+    assert all(isinstance(item, Exchange) and item.termination is Termination.CONNECTION_ERROR
+               for item in sent), sent
+    assert client.stopped is None
 
 
 def test_headers_are_an_answer_however_slow_the_body() -> None:
