@@ -53,6 +53,8 @@ from spec import JSON
 from .settings import Settings
 
 RETRY_STATUSES = frozenset({429, 503})
+STOPPED_ANSWERING = "the server stopped answering"
+"""How :class:`ServerSilent`'s reason begins (what a refused run's one line tells apart)."""
 SILENT_IN_A_ROW = 3
 """Requests in a row that waited in vain and stop a run. One is a hiccup and two can be a
 queue's bad luck; three, each given its whole ``--timeout``, is a server that has stopped
@@ -209,8 +211,8 @@ class Client:
             how = (f"(no connection within {limits.connect_timeout:g} s)"
                    if exchange.failure is Failure.CONNECT_TIMEOUT
                    else f"within --timeout {limits.total_time:g} s")
-            self._stop = ServerSilent(f"the server stopped answering: {self._silent} requests "
-                                      f"in a row got no answer {how}")
+            self._stop = ServerSilent(f"{STOPPED_ANSWERING}: {self._silent} requests in a row "
+                                      f"got no answer {how}")
 
     async def send(
         self,

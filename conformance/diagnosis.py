@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 from urllib.parse import urlsplit, urlunsplit
 
+from conformance.client import STOPPED_ANSWERING
 from conformance.model import RunResult
 from conformance.refusal import Refusal, retries_phrase
 from conformance.transport import Exchange, Failure, Network, Termination
@@ -150,7 +151,7 @@ def stopped_unanswered(result: RunResult, options: TargetOptions) -> str | None:
     if stats.stopped is None or stats.answered:
         return None
     flag = options.flag
-    if stats.stopped.startswith("the server stopped answering"):
+    if stats.stopped.startswith(STOPPED_ANSWERING):
         hint = f"look at its logs, or raise {flag('timeout')} if it is that slow"
     else:
         hint = f"raise {flag('run-timeout')}"
