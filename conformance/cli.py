@@ -148,6 +148,9 @@ def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         raise HarnessError(refused)
     write_console(result, out, verbose=args.verbose)
     _write_reports(args, result)
+    if result.stats.stopped is not None:  # the SKIPs say it rule by rule; this says it once
+        err.write(f"conformance: the run stopped early: {result.stats.stopped} (the rules it "
+                  "did not reach SKIP; -v lists them)\n")
     return result.exit_code
 
 

@@ -24,7 +24,7 @@ from conformance.transport import Exchange, Network, proxy_for
 from .errors import HarnessError, UsageError
 from .first_contact import check_base_url, first_contact
 from .settings import DEFAULT_MAX_RUN_BYTES, Settings, default_limits, join_url
-from .target_options import TargetOptions
+from .target_options import DEFAULT_RUN_TIMEOUT, TargetOptions
 
 __all__ = ["HarnessError", "UsageError", "check_target", "pick_profile", "settings_from_target",
            "split_list"]
@@ -173,8 +173,9 @@ def check_target(options: TargetOptions, *, embedded: bool = False) -> spec.Prof
                              ("max-run-memory", options.max_run_memory, 1)):
         if value is not None and value < low:
             raise UsageError(f"{options.flag(name)} must be at least {low}, got {value}")
-    if not options.timeout > 0:
-        raise UsageError(f"{options.flag('timeout')} must be positive, got {options.timeout}")
+    for name, seconds in (("timeout", options.timeout), ("run-timeout", options.run_timeout)):
+        if not seconds > 0:
+            raise UsageError(f"{options.flag(name)} must be positive, got {seconds}")
     if not embedded and not options.base_url:
         raise UsageError(f"{options.flag('base-url')} is required")
     if not embedded and options.base_url:
@@ -210,7 +211,7 @@ async def settings_from_target(
         headers=parse_headers(options.header), max_tokens=options.max_tokens,
         concurrency=options.concurrency, max_requests=options.max_requests,
         timeout=options.timeout, retries=options.retries,
-        max_run_bytes=options.max_run_memory << 20,
+        max_run_bytes=options.max_run_memory << 20, run_timeout=options.run_timeout,
     )
     settings = dataclasses.replace(
         settings, network=pick_network(options, environ, embedded=embedded is not None))
@@ -247,6 +248,7 @@ def build_settings(
     timeout: float,
     retries: int = 3,
     max_run_bytes: int = DEFAULT_MAX_RUN_BYTES,
+    run_timeout: float = DEFAULT_RUN_TIMEOUT,
 ) -> Settings:
     if timeout <= 0:
         raise UsageError(f"--timeout must be positive, got {timeout}")
@@ -257,6 +259,7 @@ def build_settings(
             api_key=api_key, headers=headers, max_tokens=max_tokens,
             concurrency=concurrency, max_requests=max_requests, limits=limits,
             retries=retries, max_retry_wait=timeout, max_run_bytes=max_run_bytes,
+            run_timeout=run_timeout,
         )
     except ValueError as exc:
         raise UsageError(str(exc)) from None

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 from urllib.parse import urlsplit, urlunsplit
 
+from conformance.client import STOPPED_ANSWERING
 from conformance.model import RunResult
 from conformance.refusal import Refusal, retries_phrase
 from conformance.transport import Exchange, Failure, Network, Termination
@@ -143,14 +144,33 @@ def still_refused(exchange: Exchange, options: TargetOptions, retries: int) -> s
             f"{exchange.request.url}: wait and run again, or raise {options.flag('retries')}")
 
 
+def stopped_unanswered(result: RunResult, options: TargetOptions) -> str | None:
+    """The run stopped early (its deadline passed, or the server stopped answering) before
+    any completion request got a status line; None otherwise."""
+    stats = result.stats
+    if stats.stopped is None or stats.answered:
+        return None
+    flag = options.flag
+    if stats.stopped.startswith(STOPPED_ANSWERING):
+        hint = f"look at its logs, or raise {flag('timeout')} if it is that slow"
+    else:
+        hint = f"raise {flag('run-timeout')}"
+    # the client's sentence names the command line's flags; the front end's may be prefixed
+    said = stats.stopped.replace("--timeout", flag("timeout")).replace(
+        "--run-timeout", flag("run-timeout"))
+    return f"{said}; nothing could be judged: {hint}"
+
+
 def refused_run(result: RunResult, settings: Settings, options: TargetOptions) -> str | None:
     """One line when the server refused the run as a whole, so no verdict can mean anything:
     every completion request got no answer, or a 401 / 403, or a 404; or more than half of
-    them stayed rate-limited through the retries. None when the run can be judged."""
+    them stayed rate-limited through the retries; or the run stopped early (its deadline, a
+    server that stopped answering) before any completion request was answered. None when the
+    run can be judged."""
     stats = result.stats
     total = stats.completions
     if total == 0:
-        return None
+        return stopped_unanswered(result, options)
 
     def first(kind: Refusal) -> Exchange | None:
         label = next((label for name, _, label in stats.refused if name == kind.value), None)
@@ -160,6 +180,9 @@ def refused_run(result: RunResult, settings: Settings, options: TargetOptions) -
     exchange = first(next(iter(every))) if every else None
     if Refusal.NO_ANSWER in every and exchange is not None:
         return unreachable(exchange, settings.base_url, settings.network, options)
+    stopped = stopped_unanswered(result, options)
+    if stopped is not None:
+        return stopped
     if Refusal.AUTH in every and exchange is not None:
         return key_refused(exchange, options, key_sent=bool(settings.api_key))
     if Refusal.NOT_FOUND in every and exchange is not None:

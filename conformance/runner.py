@@ -15,7 +15,7 @@ from typing import Protocol
 
 from conformance import refusal
 from conformance.check_context import CheckContext, unsound
-from conformance.client import BudgetExhausted, Client
+from conformance.client import Client, RunStopped
 from conformance.model import (
     Finding,
     HarnessProblem,
@@ -87,7 +87,7 @@ async def _run_probe(
     session = ProbeSession(probe, settings, client, outcomes)
     try:
         await probe.run(session)
-    except BudgetExhausted as exc:
+    except RunStopped as exc:  # the budget, the run's deadline, or a server gone silent
         session.outcome.skipped = f"not finished: {exc}"
     except Exception as exc:  # a harness bug: the rules reading this probe report ERROR
         session.outcome.problem = f"{type(exc).__name__}: {exc}"
@@ -96,8 +96,9 @@ async def _run_probe(
 
 async def run_probes(
     settings: Settings, names: list[str], progress: Progress
-) -> tuple[dict[str, ProbeOutcome], int]:
-    """Run ``names`` concurrently (dependencies first); returns the outcomes and requests sent."""
+) -> tuple[dict[str, ProbeOutcome], Client]:
+    """Run ``names`` concurrently (dependencies first); returns the outcomes and the client
+    that sent their requests (its counts, and why it stopped early if it did)."""
     outcomes: dict[str, ProbeOutcome] = {}
     async with open_session() as session:
         client = Client(settings, session, on_request=progress.request)
@@ -112,7 +113,7 @@ async def run_probes(
         for name in names:
             tasks[name] = asyncio.ensure_future(one(name))
         await asyncio.gather(*tasks.values())
-    return {name: outcomes[name] for name in names}, client.sent
+    return {name: outcomes[name] for name in names}, client
 
 
 def evaluate(
@@ -173,18 +174,19 @@ def _find(outcomes: Mapping[str, ProbeOutcome], label: str | None) -> Exchange |
 def _stats(
     outcomes: Mapping[str, ProbeOutcome],
     views: dict[int, StreamView],
-    requests: int,
+    client: Client,
     wall: float,
 ) -> RunStats:
     ttft: list[float] = []
     itl: list[float] = []
-    completions = 0
+    completions = answered = 0
     refused: dict[str, tuple[int, str]] = {}
     for outcome in outcomes.values():
         for key, exchange in outcome.exchanges.items():
             if (outcome.operation == "completions" and key not in outcome.auxiliary
                     and key not in outcome.invalid):  # what a refused run is judged on
                 completions += 1
+                answered += exchange.status is not None
                 kind = refusal.refusal_of(exchange)
                 if kind is not None:
                     count, first = refused.get(kind.value, (0, outcome.label(key)))
@@ -197,8 +199,9 @@ def _stats(
             times = [p.event.dispatched_at for p in view.chunks]
             ttft.append(times[0])
             itl.extend(b - a for a, b in itertools.pairwise(times))
-    return RunStats(requests, wall, tuple(ttft), tuple(itl), completions,
-                    tuple((kind, count, first) for kind, (count, first) in refused.items()))
+    return RunStats(client.sent, wall, tuple(ttft), tuple(itl), completions,
+                    tuple((kind, count, first) for kind, (count, first) in refused.items()),
+                    answered=answered, stopped=client.stopped)
 
 
 async def execute(
@@ -214,7 +217,7 @@ async def execute(
     started = time.perf_counter()
     names = needed_probes(rules, settings)
     progress.start(len(names), len(rules))
-    outcomes, sent = await run_probes(settings, names, progress)
+    outcomes, client = await run_probes(settings, names, progress)
     views: dict[int, StreamView] = {}
     results = tuple(evaluate(rule, settings, outcomes, views) for rule in rules)
     progress.finish()
@@ -231,7 +234,7 @@ async def execute(
         embedded=embedded,
     )
     wall = time.perf_counter() - started
-    return RunResult(target, results, exchanges, _stats(outcomes, views, sent, wall), strict)
+    return RunResult(target, results, exchanges, _stats(outcomes, views, client, wall), strict)
 
 
 def _redacted(url: str) -> str:

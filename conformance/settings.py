@@ -16,6 +16,7 @@ from conformance.target_options import (
     DEFAULT_MAX_RUN_MEMORY,
     DEFAULT_MAX_TOKENS,
     DEFAULT_RETRIES,
+    DEFAULT_RUN_TIMEOUT,
     DEFAULT_TIMEOUT,
 )
 from conformance.transport import DIRECT, Limits, Network
@@ -66,6 +67,9 @@ class Settings:
     """The longest wait before a retry, whatever ``Retry-After`` asks (``--timeout``)."""
     network: Network = field(default=DIRECT, repr=False)
     """How the server is reached: TLS trust, client certificate, proxy (with its secret)."""
+    run_timeout: float = DEFAULT_RUN_TIMEOUT
+    """Seconds one client's requests may take together, retry waits included
+    (``--run-timeout``; :class:`~conformance.client.Client` keeps the clock)."""
 
     def __post_init__(self) -> None:
         if self.max_tokens < 4:
@@ -76,6 +80,8 @@ class Settings:
             raise ValueError(f"max_run_bytes must be positive, got {self.max_run_bytes}")
         if self.retries < 0:
             raise ValueError(f"retries must not be negative, got {self.retries}")
+        if not self.run_timeout > 0:
+            raise ValueError(f"run_timeout must be positive, got {self.run_timeout}")
         if self.max_requests is not None and self.max_requests < 1:
             raise ValueError(f"max_requests must be positive, got {self.max_requests}")
 

@@ -21,6 +21,9 @@ DEFAULT_CONCURRENCY = 4
 DEFAULT_TIMEOUT = 60.0
 DEFAULT_RETRIES = 3
 DEFAULT_MAX_RUN_MEMORY = 64
+DEFAULT_RUN_TIMEOUT = 300.0
+"""Seconds a run may take (``--run-timeout``): a full run against a working server takes a
+few seconds to a minute; a silent one would otherwise take requests x ``--timeout``."""
 """MiB a run's recorded exchanges may keep together (``--max-run-memory``)."""
 PYTEST_PREFIX = "conformance-"
 
@@ -90,6 +93,11 @@ TARGET_OPTIONS: tuple[TargetOption, ...] = (
                  {"type": int, "default": DEFAULT_CONCURRENCY, "metavar": "N"}, group="limits"),
     TargetOption("timeout", f"seconds allowed per request (default {DEFAULT_TIMEOUT:g})",
                  {"type": float, "default": DEFAULT_TIMEOUT, "metavar": "S"}, group="limits"),
+    TargetOption("run-timeout", "seconds the run's requests may take together: past it no "
+                 "request is sent, one in flight is cut, and the rules not reached SKIP "
+                 f"(default {DEFAULT_RUN_TIMEOUT:g})",
+                 {"type": float, "default": DEFAULT_RUN_TIMEOUT, "metavar": "S"},
+                 group="limits"),
 )
 """Every target option, in the order ``--help`` lists them."""
 
@@ -116,6 +124,7 @@ class TargetOptions:
     max_run_memory: int = DEFAULT_MAX_RUN_MEMORY
     concurrency: int = DEFAULT_CONCURRENCY
     timeout: float = DEFAULT_TIMEOUT
+    run_timeout: float = DEFAULT_RUN_TIMEOUT
     flag_prefix: str = "--"
 
     def flag(self, name: str) -> str:

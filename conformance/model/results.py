@@ -93,6 +93,11 @@ class RunStats:
     refused: tuple[tuple[str, int, str], ...] = ()
     """Of those, the ones refused as a whole (:mod:`conformance.refusal`): ``(kind, count,
     first exchange's label)`` per kind, in the order first seen."""
+    answered: int = 0
+    """Of the completions, the ones that got a status line, whatever it said."""
+    stopped: str | None = None
+    """Why the run stopped sending before its probes were done (``--run-timeout`` passed, or
+    the server stopped answering), or None."""
 
     def refused_count(self, kind: str) -> int:
         return sum(count for name, count, _ in self.refused if name == kind)

@@ -157,8 +157,12 @@ class Gatekeeper:
     upstream: str
     refuse: Refuse
     refused: int = 0
+    delay: Callable[[str], float] | None = None
+    """Seconds to wait, given a request's path, before handling it (a slow or silent server)."""
 
     async def handle(self, request: web.Request) -> web.StreamResponse:
+        if self.delay is not None:
+            await asyncio.sleep(self.delay(request.path))
         body = await request.read()
         decision = self.refuse(request.path, body)
         if decision is not None:
@@ -185,13 +189,17 @@ class Gatekeeper:
 
 
 @contextlib.contextmanager
-def gatekeeper(mock: EmbeddedMock, refuse: Refuse) -> Iterator[tuple[str, Gatekeeper]]:
-    """The gatekeeper on loopback; yields its ``/v1`` URL."""
-    gate = Gatekeeper(mock.openai_url.rsplit("/v1", 1)[0], refuse)
+def gatekeeper(
+    mock: EmbeddedMock, refuse: Refuse, *, delay: Callable[[str], float] | None = None,
+) -> Iterator[tuple[str, Gatekeeper]]:
+    """The gatekeeper on loopback; yields its ``/v1`` URL. A handler the client gave up on is
+    cancelled, and shutting down waits for none (a silent server's handlers sleep for ever)."""
+    gate = Gatekeeper(mock.openai_url.rsplit("/v1", 1)[0], refuse, delay=delay)
     loop = asyncio.new_event_loop()
     app = web.Application()
     app.router.add_route("*", "/{tail:.*}", gate.handle)
-    runner = web.AppRunner(app, access_log=None)
+    runner = web.AppRunner(app, access_log=None, handler_cancellation=True,
+                           shutdown_timeout=0.1)
     loop.run_until_complete(runner.setup())
     site = web.TCPSite(runner, "127.0.0.1", 0)
     loop.run_until_complete(site.start())

@@ -41,6 +41,7 @@ ROWS: list[tuple[list[str], Callable[[Settings], Any], Any]] = [
     (["--retries", "5"], lambda s: (s.retries, s.max_retry_wait), (5, 60.0)),
     (["--retries", "0", "--timeout", "7"], lambda s: (s.retries, s.max_retry_wait), (0, 7.0)),
     (["--max-run-memory", "32"], lambda s: s.max_run_bytes, 32 << 20),
+    (["--run-timeout", "42"], lambda s: s.run_timeout, 42.0),
     (["--base-url", "{friendli}"], lambda s: s.profile.name, "friendli"),
     (["--cacert", "{ca}"], lambda s: s.network.cacert, "{ca}"),
     (["--cert", "{cert}", "--key", "{key}"], lambda s: (s.network.cert, s.network.key),

@@ -163,6 +163,27 @@ def test_never_sending_headers_hits_total_time() -> None:
     assert 0.5 <= ex.timings.ended_at < 1.2
 
 
+def test_headers_dripped_a_byte_at_a_time_hit_total_time() -> None:
+    """total_time is total from the first byte sent: a status line and headers that drip in,
+    each byte well within idle_timeout, never outlast it (issue 39)."""
+
+    async def drip_headers(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await reader.readuntil(b"\r\n\r\n")
+        for byte in b"HTTP/1.1 200 OK\r\nX-Slow: " + b"a" * 1000:
+            writer.write(bytes([byte]))
+            await writer.drain()
+            await asyncio.sleep(0.1)
+
+    async def go() -> Exchange:
+        async with serve_raw(drip_headers) as base, open_session() as session:
+            return await record(session, "GET", base,
+                                limits=Limits(total_time=0.8, idle_timeout=0.3))
+
+    ex = run(go)
+    assert ex.termination is Termination.TOTAL_TIME_LIMIT and ex.status is None
+    assert 0.8 <= ex.timings.ended_at < 1.5
+
+
 def test_oversized_headers_are_a_connection_error() -> None:
     payload = b"HTTP/1.1 200 OK\r\nX-Big: " + b"a" * 20000 + b"\r\n\r\n"
     ex = run(lambda: against_raw(payload, hang=True))
