@@ -9,7 +9,13 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Mapping
 from typing import TypeVar
 
-from conformance.check_context import CheckContext, unended, unfinished, unsound
+from conformance.check_context import (
+    CheckContext,
+    unended,
+    unfinished,
+    unreadable,
+    unsound,
+)
 from conformance.model import NotApplicable
 from conformance.transport import Exchange, Termination
 from conformance.views import (
@@ -141,6 +147,24 @@ def streams(ctx: CheckContext) -> Iterator[tuple[str, JSON, StreamView]]:
     """Every recorded 200 stream of a valid request, however it ended, each judged: for rules
     about each byte or event, which judge a stream cut by a limit on what was seen."""
     for label, body, view in stream_views(ctx):
+        ctx.judge(label)
+        yield label, body, view
+
+
+def event_streams(
+    ctx: CheckContext, *, chunks: bool = False
+) -> Iterator[tuple[str, JSON, StreamView]]:
+    """Every recorded 200 stream of a valid request, for rules about each event: a stream the
+    harness cut is judged on the events seen, and passed over (with the reason) when it had
+    none. ``chunks``: a stream whose events cannot be read as chunks (:func:`unreadable`) is
+    passed over too."""
+    for label, body, view in stream_views(ctx):
+        reason = unreadable(view) if chunks else None
+        if reason is None and not (view.payloads or view.exchange.termination.by_server):
+            reason = unended(view.exchange) or str(view.exchange.termination)
+        if reason is not None:
+            ctx.pass_over(label, reason)
+            continue
         ctx.judge(label)
         yield label, body, view
 

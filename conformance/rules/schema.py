@@ -15,7 +15,7 @@ from collections.abc import Iterator, Sequence
 
 from jsonschema.exceptions import ValidationError
 
-from conformance.check_context import CheckContext, unreadable
+from conformance.check_context import CheckContext
 from conformance.fastschema import surely_valid
 from conformance.model import Violation
 from conformance.views import compact, json_path, raw_text
@@ -23,7 +23,7 @@ from conformance.wire_json import parse_json
 from spec import JSON
 
 from .base import MUST, SCHEMAS, SPEC, rule
-from .common import responses, stream_views
+from .common import event_streams, responses
 
 Path = Sequence[str | int]
 
@@ -82,8 +82,8 @@ def _not_an_object(body: bytes) -> str:
 def bodies_match_schema(ctx: CheckContext) -> None:
     """A body that is not a JSON object (not JSON at all, or nested deeper than the harness
     reads: :mod:`conformance.wire_json`) matches no response schema. Each chunk is judged by
-    itself, so the chunks of a stream cut by a limit are judged as seen; a stream whose events
-    cannot be read as chunks is another rule's (:func:`unreadable`)."""
+    itself, so the chunks of a stream cut by a limit are judged as seen (:func:`event_streams`);
+    a stream whose events cannot be read as chunks is the SSE rules'."""
     for label, _, exchange, body in responses(ctx, objects=False):
         if not isinstance(body, dict):
             problem = _not_an_object(exchange.body)
@@ -99,12 +99,7 @@ def bodies_match_schema(ctx: CheckContext) -> None:
                 expected=f"a valid {ctx.profile.schema_names['response']}",
                 actual=message, path=path, exchange=label, evidence=raw_text(exchange.body),
             )
-    for label, _, view in stream_views(ctx):
-        reason = unreadable(view)
-        if reason is not None:
-            ctx.pass_over(label, reason)
-            continue
-        ctx.judge(label)
+    for label, _, view in event_streams(ctx, chunks=True):
         for payload in view.objects:
             role = "usage_chunk" if payload.kind == "usage" else "chunk"
             if role == "usage_chunk" and payload.value.get("choices") != []:

@@ -25,7 +25,7 @@ from conformance.views import StreamView, raw_text
 from conformance.wire_json import parse_json
 
 from .base import MUST, OPENAI_STREAM, WHATWG, WHATWG_SSE, rule
-from .common import judge_whole, stream_views, streams, whole_streams
+from .common import event_streams, judge_whole, stream_views, streams, whole_streams
 
 
 def _ended_cleanly(view: StreamView) -> bool:
@@ -102,8 +102,8 @@ def _all_lines_json(data: str) -> bool:
     source=WHATWG, probes=("greedy",), faults=("events-not-separated",), scan=True,
 )
 def chunks_are_separate_events(ctx: CheckContext) -> None:
-    """Judges each event seen, however the stream ended."""
-    for label, _, view in streams(ctx):
+    """Judges each event seen, however the stream ended (:func:`event_streams`)."""
+    for label, _, view in event_streams(ctx):
         for payload in view.invalid:
             if _all_lines_json(payload.event.data):
                 raise Violation(
@@ -123,7 +123,7 @@ def chunks_are_separate_events(ctx: CheckContext) -> None:
 def payloads_are_json(ctx: CheckContext) -> None:
     """Judges each event seen, however the stream ended (one nested deeper than
     :data:`~conformance.wire_json.MAX_JSON_DEPTH` levels is not a JSON object to read)."""
-    for label, _, view in streams(ctx):
+    for label, _, view in event_streams(ctx):
         for payload in view.invalid:
             if _all_lines_json(payload.event.data):
                 continue  # SSE-003's defect

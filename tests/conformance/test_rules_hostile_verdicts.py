@@ -7,7 +7,9 @@ same hostile way; the whole OpenAI catalog runs against it in this process:
   and never sees ``[DONE]``: SSE-009 FAILs, the rules that need a stream's end SKIP naming it,
   and only rules about each byte, event, header or status PASS;
 * JSON nested 100,000 deep, as the body and as a stream event: SCHEMA-001 and SSE-004 FAIL
-  naming the depth, the rules built on those bodies SKIP.
+  naming the depth, the rules built on those bodies SKIP;
+* an endless JSON body, cut at the total-bytes limit: no rule judges a non-streamed body's size,
+  so the rules that read it SKIP naming the limit; a streamed request's is SSE-009's FAIL.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from conformance.model import RunResult
 from conformance.rules import CATALOG
 from conformance.runner import execute
 from conformance.settings import default_limits
+from conformance.transport import Limits
 from conformance.wire_json import MAX_JSON_DEPTH
 
 CHUNK = (
@@ -73,7 +76,14 @@ async def deep(body: bytes, writer: asyncio.StreamWriter) -> None:
     await writer.drain()
 
 
-async def against(answer: Answer) -> RunResult:
+async def endless_json(body: bytes, writer: asyncio.StreamWriter) -> None:
+    writer.write(head(b"application/json") + b'{"id": "')
+    while True:
+        writer.write(b"x" * 65536)
+        await writer.drain()
+
+
+async def against(answer: Answer, limits: Limits = LIMITS) -> RunResult:
     tasks: set[asyncio.Task[None]] = set()
 
     async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
@@ -99,7 +109,7 @@ async def against(answer: Answer) -> RunResult:
     server = await asyncio.start_server(handle, "127.0.0.1", 0)
     port = server.sockets[0].getsockname()[1]
     try:
-        settings = settings_for(f"http://127.0.0.1:{port}/v1", "openai", limits=LIMITS)
+        settings = settings_for(f"http://127.0.0.1:{port}/v1", "openai", limits=limits)
         return await execute(settings, CATALOG.select(profile="openai"))
     finally:
         server.close()
@@ -118,6 +128,13 @@ def endless_run() -> dict[str, tuple[str, str]]:
 @pytest.fixture(scope="module")
 def deep_run() -> dict[str, tuple[str, str]]:
     result = asyncio.run(against(deep))
+    return {r.rule.id: (r.verdict.value, r.message or "") for r in result.results}
+
+
+@pytest.fixture(scope="module")
+def endless_json_run() -> dict[str, tuple[str, str]]:
+    limits = dataclasses.replace(LIMITS, max_total_bytes=1 << 20)
+    result = asyncio.run(against(endless_json, limits))
     return {r.rule.id: (r.verdict.value, r.message or "") for r in result.results}
 
 
@@ -172,3 +189,14 @@ def test_a_body_that_is_not_json_passes_no_rule_that_reads_it(
     for rule_id in ("FINISH-003", "IDENTITY-004", "INDICES-001", "USAGE-001"):
         verdict, message = deep_run[rule_id]
         assert verdict == "SKIP" and "SCHEMA-001" in message, (rule_id, verdict, message)
+
+
+def test_an_endless_body_skips_the_rules_that_read_it(
+    endless_json_run: dict[str, tuple[str, str]],
+) -> None:
+    errors = {rule: found for rule, found in endless_json_run.items() if found[0] == "ERROR"}
+    assert not errors
+    assert endless_json_run["SSE-009"][0] == "FAIL", endless_json_run["SSE-009"]
+    for rule_id in ("USAGE-010", "SCHEMA-001", "IDENTITY-004"):
+        verdict, message = endless_json_run[rule_id]
+        assert verdict == "SKIP" and "total-bytes-limit" in message, (rule_id, verdict, message)
