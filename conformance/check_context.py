@@ -59,6 +59,7 @@ SERVER_LIMITS = frozenset(
 a stream that reaches one. :attr:`Termination.RUN_MEMORY_LIMIT` is not one: it is the run's
 budget, spent by every exchange together."""
 TIME_LIMITS = frozenset({Termination.IDLE_TIMEOUT, Termination.TOTAL_TIME_LIMIT})
+"""The server limits ``--timeout`` sets."""
 
 
 def cut_off(exchange: Exchange) -> bool:
@@ -85,7 +86,6 @@ def cut_short(exchange: Exchange) -> str | None:
     hint = "; raise --timeout to judge it" if termination in TIME_LIMITS else ""
     return (f"the body was cut at a limit of the harness ({termination}: {exchange.error}): "
             f"no rule judges the size or pace of a non-streamed body{hint}")
-
 
 
 def unended(exchange: Exchange) -> str | None:
