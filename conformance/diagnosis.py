@@ -9,13 +9,13 @@ a connection failure is read from the exception's type
 
 from __future__ import annotations
 
-import json
 from urllib.parse import urlsplit, urlunsplit
 
 from conformance.client import STOPPED_ANSWERING
 from conformance.model import RunResult
 from conformance.refusal import Refusal, retries_phrase
 from conformance.transport import Exchange, Failure, Network, Termination
+from conformance.wire_json import parse_json
 
 from .settings import Settings
 from .target_options import TargetOptions
@@ -112,7 +112,7 @@ def error_message(exchange: Exchange) -> str | None:
     """The server's own words from an error envelope (``error.message``, or FastAPI's
     ``detail``), shortened; None when the body has none."""
     try:
-        body = json.loads(exchange.body)
+        body = parse_json(exchange.body)
     except ValueError:
         return None
     if not isinstance(body, dict):

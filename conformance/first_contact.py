@@ -14,7 +14,6 @@ headers, limits and retries), with a budget of its own: it never eats ``--max-re
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Callable
 from urllib.parse import urlsplit
@@ -22,6 +21,7 @@ from urllib.parse import urlsplit
 import spec
 from conformance.client import Client
 from conformance.transport import Exchange, open_session
+from conformance.wire_json import parse_json
 
 from . import diagnosis
 from .errors import HarnessError, UsageError
@@ -125,7 +125,7 @@ def _first_model(exchange: Exchange) -> str | None:
     if exchange.status != 200:
         return None
     try:
-        body = json.loads(exchange.body)
+        body = parse_json(exchange.body)
     except ValueError:
         return None
     data = body.get("data") if isinstance(body, dict) else body

@@ -153,7 +153,7 @@ def evaluate(
         message = f"harness error: {type(exc).__name__}: {exc} ({where.filename}:{where.lineno})"
         return RuleResult(rule, Verdict.ERROR, message, exchanges=labels)
     if not ctx.judged:  # a PASS on nothing would be a lie
-        reason = refusal.summary(ctx.refusals(), retries=settings.retries)
+        reason = ctx.unjudged() or refusal.summary(ctx.refusals(), retries=settings.retries)
         return RuleResult(rule, Verdict.SKIP, reason, exchanges=labels)
     return RuleResult(rule, Verdict.PASS, exchanges=labels)
 

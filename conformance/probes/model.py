@@ -10,13 +10,13 @@ biased). The result is a :class:`ProbeOutcome`, which checks read and never chan
 from __future__ import annotations
 
 import asyncio
-import json
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 
 from conformance.client import Client
 from conformance.settings import Settings
 from conformance.transport import Exchange
+from conformance.wire_json import parse_json
 from spec import JSON
 
 
@@ -170,7 +170,7 @@ def ok_json(exchange: Exchange) -> dict[str, JSON] | None:
     if exchange.status != 200:
         return None
     try:
-        value = json.loads(exchange.body)
+        value = parse_json(exchange.body)
     except ValueError:
         return None
     return value if isinstance(value, dict) else None

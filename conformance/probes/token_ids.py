@@ -21,9 +21,9 @@ gives that token's text back, so a ban is never aimed at a guess.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 
+from conformance.wire_json import parse_json
 from spec import JSON
 
 from .model import ProbeSession
@@ -122,7 +122,7 @@ def _answer(status: int | None, body: bytes) -> dict[str, JSON]:
     if status != 200:
         return {}
     try:
-        value = json.loads(body)
+        value = parse_json(body)
     except ValueError:
         return {}
     return value if isinstance(value, dict) else {}

@@ -9,9 +9,15 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Mapping
 from typing import TypeVar
 
-from conformance.check_context import CheckContext, unsound
+from conformance.check_context import (
+    CheckContext,
+    unended,
+    unfinished,
+    unreadable,
+    unsound,
+)
 from conformance.model import NotApplicable
-from conformance.transport import Exchange
+from conformance.transport import Exchange, Termination
 from conformance.views import (
     AssembledChoice,
     StreamView,
@@ -19,6 +25,7 @@ from conformance.views import (
     assemble,
     response_choices,
 )
+from conformance.wire_json import parse_json
 from spec import JSON
 
 T = TypeVar("T")
@@ -128,41 +135,97 @@ def usage_of(ctx: CheckContext, probe: str, key: str) -> tuple[int, int, int]:
     return numbers
 
 
-def _streams(ctx: CheckContext) -> Iterator[tuple[str, JSON, StreamView]]:
+def stream_views(ctx: CheckContext) -> Iterator[tuple[str, JSON, StreamView]]:
+    """Every recorded 200 stream of a valid request, however it ended, none of them judged
+    yet: the caller judges each (:func:`judge_whole`, ``ctx.judge``)."""
     for label, body, exchange in ctx.scanned():
         if exchange.is_sse and exchange.status == 200:
             yield label, body, ctx.view(exchange)
 
 
 def streams(ctx: CheckContext) -> Iterator[tuple[str, JSON, StreamView]]:
-    """Every recorded 200 stream of a valid request, however it ended."""
-    for label, body, view in _streams(ctx):
+    """Every recorded 200 stream of a valid request, however it ended, each judged: for rules
+    about each byte or event, which judge a stream cut by a limit on what was seen."""
+    for label, body, view in stream_views(ctx):
         ctx.judge(label)
         yield label, body, view
 
 
-def sound_streams(ctx: CheckContext) -> Iterator[tuple[str, JSON, StreamView]]:
-    """Every 200 stream of a valid request that can be read as chunks (:func:`unsound`)."""
-    for label, body, view in _streams(ctx):
-        if unsound(view) is None:
-            ctx.judge(label)
+def event_streams(
+    ctx: CheckContext, *, chunks: bool = False
+) -> Iterator[tuple[str, JSON, StreamView]]:
+    """Every recorded 200 stream of a valid request, for rules about each event: a stream the
+    harness cut is judged on the events seen, and passed over (with the reason) when it had
+    none. ``chunks``: a stream whose events cannot be read as chunks (:func:`unreadable`) is
+    passed over too."""
+    for label, body, view in stream_views(ctx):
+        reason = unreadable(view) if chunks else None
+        if reason is None and not (view.payloads or view.exchange.termination.by_server):
+            reason = unended(view.exchange) or str(view.exchange.termination)
+        if reason is not None:
+            ctx.pass_over(label, reason)
+            continue
+        ctx.judge(label)
+        yield label, body, view
+
+
+def judge_whole(ctx: CheckContext, label: str, view: StreamView) -> bool:
+    """Judge ``label`` when the server ended its stream normally; else pass it over with the
+    reason (cut by a limit: SSE-009; dropped: SSE-008) and return False."""
+    reason = unended(view.exchange)
+    if reason is None:
+        ctx.judge(label)
+        return True
+    ctx.pass_over(label, reason)
+    return False
+
+
+def whole_streams(ctx: CheckContext) -> Iterator[tuple[str, JSON, StreamView]]:
+    """Every 200 stream of a valid request the server ended normally: for rules whose
+    requirement needs the stream's end (``[DONE]``, the last event)."""
+    for label, body, view in stream_views(ctx):
+        if judge_whole(ctx, label, view):
             yield label, body, view
 
 
-def responses(ctx: CheckContext) -> Iterator[tuple[str, JSON, Exchange, JSON]]:
-    """Every complete 200 non-streamed response of a valid request, with its parsed body
-    (``None`` when the body is not JSON)."""
-    import json
+def sound_streams(ctx: CheckContext) -> Iterator[tuple[str, JSON, StreamView]]:
+    """Every 200 stream of a valid request that can be read as chunks (:func:`unsound`); the
+    others are passed over with the reason."""
+    for label, body, view in stream_views(ctx):
+        reason = unsound(view)
+        if reason is None:
+            ctx.judge(label)
+            yield label, body, view
+        else:
+            ctx.pass_over(label, reason)
 
+
+def responses(
+    ctx: CheckContext, *, objects: bool = True
+) -> Iterator[tuple[str, JSON, Exchange, JSON]]:
+    """Every complete 200 non-streamed response of a valid request, with its parsed body; an
+    answer not read whole (an event stream, cut by a limit) is passed over with the reason.
+    A body that is not a JSON object is passed over too (SCHEMA-001 judges it), unless
+    ``objects`` is False: then it comes with ``None`` for a body that is not JSON."""
     for label, body, exchange in ctx.scanned():
-        if exchange.is_sse or exchange.status != 200 or exchange.termination != "eof":
+        if exchange.status != 200 or (isinstance(body, dict) and body.get("stream") is True):
             continue
-        if isinstance(body, dict) and body.get("stream") is True:
+        reason = unfinished(exchange)
+        if reason is not None:
+            ctx.pass_over(label, reason)
             continue
+        if exchange.termination is not Termination.EOF:
+            continue
+        problem: str | None
         try:
-            parsed: JSON = json.loads(exchange.body)
-        except ValueError:
-            parsed = None
+            parsed: JSON = parse_json(exchange.body)
+        except ValueError as exc:
+            parsed, problem = None, f"not JSON ({exc})"
+        else:
+            problem = None if isinstance(parsed, dict) else f"a JSON {type(parsed).__name__}"
+        if problem is not None and objects:
+            ctx.pass_over(label, f"the 200 body is {problem}: judged by SCHEMA-001")
+            continue
         ctx.judge(label)
         yield label, body, exchange, parsed
 

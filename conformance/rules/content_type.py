@@ -8,11 +8,15 @@ Spec: the ``200`` response of ``POST /v1/completions`` in ``spec/completions.yam
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 from conformance.check_context import CheckContext
 from conformance.model import NotApplicable, Violation
+from conformance.transport import Exchange
+from spec import JSON
 
 from .base import BUGS, DOC, MUST, SPEC, rule
-from .common import responses, streams
+from .common import streams
 
 JSON_TYPES = ("application/json",)
 
@@ -24,6 +28,7 @@ JSON_TYPES = ("application/json",)
     source=SPEC, probes=("greedy",), faults=("content-type-wrong",), scan=True,
 )
 def streams_are_event_streams(ctx: CheckContext) -> None:
+    """Judges the headers, seen whole however the stream ended."""
     for label, _, view in streams(ctx):
         if view.exchange.media_type != "text/event-stream":
             raise Violation(
@@ -34,6 +39,15 @@ def streams_are_event_streams(ctx: CheckContext) -> None:
             )
 
 
+def _answers(ctx: CheckContext) -> Iterator[tuple[str, JSON, Exchange]]:
+    """Every 200 answer to a valid non-streamed completion request, however its body ended."""
+    for label, body, exchange in ctx.scanned():
+        if exchange.status != 200 or (isinstance(body, dict) and body.get("stream") is True):
+            continue
+        ctx.judge(label)
+        yield label, body, exchange
+
+
 @rule(
     "CONTENT-TYPE-002", MUST, "Non-streamed responses are application/json",
     requirement="A non-streamed completion (stream false or absent) has Content-Type "
@@ -42,7 +56,9 @@ def streams_are_event_streams(ctx: CheckContext) -> None:
     source=SPEC, probes=("greedy",), faults=("content-type-json-wrong",), scan=True,
 )
 def bodies_are_json(ctx: CheckContext) -> None:
-    for label, _, exchange, _ in responses(ctx):
+    """Judges the headers of every 200 answer, however its body ended: an event stream cut by
+    a limit answering a non-streamed request fails here."""
+    for label, _, exchange in _answers(ctx):
         if exchange.media_type not in JSON_TYPES:
             raise Violation(
                 "a non-streamed completion is not labelled application/json",

@@ -10,7 +10,6 @@ the profiles' ``errors.invalid_request`` statuses, ``ErrorResponse`` ("The error
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 
 from conformance import refusal
@@ -18,6 +17,7 @@ from conformance.check_context import CheckContext, cut_off
 from conformance.model import NotApplicable, Violation, fail_each
 from conformance.refusal import Refusal
 from conformance.transport import Exchange
+from conformance.wire_json import parse_json
 
 from .base import BUGS, DOC, MUST, SCHEMAS, SHOULD, SPEC, rule
 
@@ -109,7 +109,7 @@ def error_envelope(ctx: CheckContext) -> None:
         if exchange.status is None or exchange.status < 400:
             continue
         try:
-            body = json.loads(exchange.body)
+            body = parse_json(exchange.body)
         except ValueError:
             found.append(Violation(
                 f"the HTTP {exchange.status} error body is not JSON",
@@ -169,7 +169,7 @@ def _error_object(exchange: Exchange) -> dict | None:
     if exchange.status is None or not 400 <= exchange.status < 500:
         return None
     try:
-        body = json.loads(exchange.body)
+        body = parse_json(exchange.body)
     except ValueError:
         return None
     error = body.get("error") if isinstance(body, dict) else None

@@ -6,10 +6,9 @@ requiring ``id, object: model, created, owned_by``).
 
 from __future__ import annotations
 
-import json
-
 from conformance.check_context import CheckContext
 from conformance.model import NotApplicable, Violation
+from conformance.wire_json import parse_json
 
 from .base import MUST, SCHEMAS, SHOULD, SPEC, rule
 
@@ -19,7 +18,7 @@ def _models(ctx: CheckContext) -> object:
     if exchange.status != 200:
         raise NotApplicable(f"GET /models answered HTTP {exchange.status}")
     try:
-        return json.loads(exchange.body)
+        return parse_json(exchange.body)
     except ValueError:
         return exchange.body.decode("utf-8", "replace")
 

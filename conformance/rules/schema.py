@@ -15,14 +15,15 @@ from collections.abc import Iterator, Sequence
 
 from jsonschema.exceptions import ValidationError
 
-from conformance.check_context import CheckContext, unsound
+from conformance.check_context import CheckContext
 from conformance.fastschema import surely_valid
 from conformance.model import Violation
 from conformance.views import compact, json_path, raw_text
+from conformance.wire_json import parse_json
 from spec import JSON
 
 from .base import MUST, SCHEMAS, SPEC, rule
-from .common import responses, streams
+from .common import event_streams, responses
 
 Path = Sequence[str | int]
 
@@ -59,6 +60,15 @@ def schema_problems(ctx: CheckContext, role: str, value: JSON) -> Iterator[tuple
         yield json_path(path), error.message
 
 
+def _not_an_object(body: bytes) -> str:
+    """Why a body is not a JSON object."""
+    try:
+        value = parse_json(body)
+    except ValueError as exc:
+        return f"not JSON ({exc})"
+    return f"a JSON {type(value).__name__}"
+
+
 @rule(
     "SCHEMA-001", MUST, "Completion bodies and chunks match the schema",
     requirement="Every non-streamed completion validates against the profile's response "
@@ -70,18 +80,26 @@ def schema_problems(ctx: CheckContext, role: str, value: JSON) -> Iterator[tuple
     scan=True,
 )
 def bodies_match_schema(ctx: CheckContext) -> None:
-    for label, _, exchange, body in responses(ctx):
+    """A body that is not a JSON object (not JSON at all, or nested deeper than the harness
+    reads: :mod:`conformance.wire_json`) matches no response schema. Each chunk is judged by
+    itself, so the chunks of a stream cut by a limit are judged as seen (:func:`event_streams`);
+    a stream whose events cannot be read as chunks is the SSE rules'."""
+    for label, _, exchange, body in responses(ctx, objects=False):
         if not isinstance(body, dict):
-            continue  # not JSON: CONTENT-TYPE / other rules
+            problem = _not_an_object(exchange.body)
+            raise Violation(
+                f"the response is not a JSON object: {problem}",
+                expected=f"a valid {ctx.profile.schema_names['response']}",
+                actual=problem, path="$", exchange=label,
+                evidence=raw_text(exchange.body[:400]),
+            )
         for path, message in schema_problems(ctx, "response", body):
             raise Violation(
                 f"the response does not match the schema: {message}",
                 expected=f"a valid {ctx.profile.schema_names['response']}",
                 actual=message, path=path, exchange=label, evidence=raw_text(exchange.body),
             )
-    for label, _, view in streams(ctx):
-        if unsound(view) is not None:
-            continue
+    for label, _, view in event_streams(ctx, chunks=True):
         for payload in view.objects:
             role = "usage_chunk" if payload.kind == "usage" else "chunk"
             if role == "usage_chunk" and payload.value.get("choices") != []:

@@ -7,31 +7,25 @@ discarded"; streams are "always decoded as UTF-8". OpenAI (CreateCompletionReque
 terminated by a ``data: [DONE]`` message". Every valid variant (``data:`` without a space, CRLF
 and CR line ends, comments, ``id:`` / ``retry:`` / ``event:`` fields, data split over lines) is
 accepted by the parser and never flagged here.
+
+A stream the harness cut at one of its limits was not seen to its end: SSE-009 fails it (the
+server's endless or stalled stream) and the rules whose requirement needs the end (SSE-002 the
+last event, SSE-005 ``[DONE]``, SSE-006 exactly once, SSE-007 nothing after it, SSE-008 not
+dropped) pass it over, failing it only on a defect already seen. The rules about each byte or
+event (SSE-001, SSE-003, SSE-004) judge the events seen.
 """
 
 from __future__ import annotations
 
-import json
-
-from conformance.check_context import CheckContext
+from conformance.check_context import SERVER_LIMITS, CheckContext, unended
 from conformance.model import Violation
 from conformance.sse import codes
 from conformance.transport import Termination
 from conformance.views import StreamView, raw_text
+from conformance.wire_json import parse_json
 
 from .base import MUST, OPENAI_STREAM, WHATWG, WHATWG_SSE, rule
-from .common import streams
-
-LIMIT_TERMINATIONS = frozenset(
-    {
-        Termination.IDLE_TIMEOUT,
-        Termination.TOTAL_TIME_LIMIT,
-        Termination.TOTAL_BYTES_LIMIT,
-        Termination.LINE_TOO_LONG,
-        Termination.EVENT_TOO_LARGE,
-        Termination.EVENT_COUNT_LIMIT,
-    }
-)
+from .common import event_streams, judge_whole, stream_views, streams, whole_streams
 
 
 def _ended_cleanly(view: StreamView) -> bool:
@@ -57,6 +51,7 @@ def _observation(view: StreamView, code: str) -> tuple[int, bytes, str] | None:
     source=WHATWG, probes=("greedy",), faults=("invalid-utf8",), scan=True,
 )
 def stream_is_utf8(ctx: CheckContext) -> None:
+    """Judges the bytes seen, however the stream ended: a byte is UTF-8 or not on its own."""
     for label, _, view in streams(ctx):
         found = _observation(view, codes.INVALID_UTF8)
         if found is not None:
@@ -76,9 +71,8 @@ def stream_is_utf8(ctx: CheckContext) -> None:
     source=WHATWG, probes=("greedy",), faults=("event-unterminated",), scan=True,
 )
 def events_terminated(ctx: CheckContext) -> None:
-    for label, _, view in streams(ctx):
-        if not _ended_cleanly(view):
-            continue
+    """The last event is the one a cut stream hides: only streams the server ended count."""
+    for label, _, view in whole_streams(ctx):
         found = _observation(view, codes.UNTERMINATED_EVENT)
         if found is not None:
             _, raw, _ = found
@@ -94,7 +88,7 @@ def _all_lines_json(data: str) -> bool:
     if len(lines) < 2:
         return False
     try:
-        return all(isinstance(json.loads(line), dict) for line in lines)
+        return all(isinstance(parse_json(line), dict) for line in lines)
     except ValueError:
         return False
 
@@ -108,7 +102,8 @@ def _all_lines_json(data: str) -> bool:
     source=WHATWG, probes=("greedy",), faults=("events-not-separated",), scan=True,
 )
 def chunks_are_separate_events(ctx: CheckContext) -> None:
-    for label, _, view in streams(ctx):
+    """Judges each event seen, however the stream ended (:func:`event_streams`)."""
+    for label, _, view in event_streams(ctx):
         for payload in view.invalid:
             if _all_lines_json(payload.event.data):
                 raise Violation(
@@ -126,7 +121,9 @@ def chunks_are_separate_events(ctx: CheckContext) -> None:
     source=WHATWG, probes=("greedy",), faults=("json-split",), scan=True,
 )
 def payloads_are_json(ctx: CheckContext) -> None:
-    for label, _, view in streams(ctx):
+    """Judges each event seen, however the stream ended (one nested deeper than
+    :data:`~conformance.wire_json.MAX_JSON_DEPTH` levels is not a JSON object to read)."""
+    for label, _, view in event_streams(ctx):
         for payload in view.invalid:
             if _all_lines_json(payload.event.data):
                 continue  # SSE-003's defect
@@ -144,7 +141,8 @@ def payloads_are_json(ctx: CheckContext) -> None:
     source=WHATWG, probes=("greedy",), faults=("done-missing",), scan=True,
 )
 def done_sent(ctx: CheckContext) -> None:
-    for label, _, view in streams(ctx):
+    """Needs the stream's end: a cut stream is passed over (SSE-009 judges it)."""
+    for label, _, view in whole_streams(ctx):
         if not _framing_intact(view) or view.errors:
             continue
         if not view.dones:
@@ -163,13 +161,16 @@ def done_sent(ctx: CheckContext) -> None:
     source=WHATWG, probes=("greedy",), faults=("done-doubled",), scan=True,
 )
 def done_once(ctx: CheckContext) -> None:
-    for label, _, view in streams(ctx):
+    """Two [DONE] seen fail however the stream ended; "exactly once" needs the end."""
+    for label, _, view in stream_views(ctx):
         if len(view.dones) > 1:
+            ctx.judge(label)
             raise Violation(
                 f"[DONE] was sent {len(view.dones)} times",
                 expected=1, actual=len(view.dones), exchange=label,
                 evidence=raw_text(view.dones[1].event.raw),
             )
+        judge_whole(ctx, label, view)
 
 
 @rule(
@@ -179,9 +180,14 @@ def done_once(ctx: CheckContext) -> None:
     source=WHATWG, probes=("greedy",), faults=("data-after-done",), scan=True,
 )
 def nothing_after_done(ctx: CheckContext) -> None:
-    for label, _, view in streams(ctx):
+    """An event seen after [DONE] fails however the stream ended; "nothing follows" needs the
+    end."""
+    for label, _, view in stream_views(ctx):
         late = [p for p in view.after_done if not p.is_done]
-        if late:
+        if not late:
+            judge_whole(ctx, label, view)
+        else:
+            ctx.judge(label)
             raise Violation(
                 f"{len(late)} event(s) after [DONE]",
                 expected="end of stream after [DONE]", actual=late[0].event.data[:200],
@@ -197,7 +203,13 @@ def nothing_after_done(ctx: CheckContext) -> None:
     source=WHATWG, probes=("greedy",), faults=("disconnect-mid-stream",), scan=True,
 )
 def connection_kept(ctx: CheckContext) -> None:
-    for label, _, view in streams(ctx):
+    """Judges the streams the server ended, normally or by dropping the connection; a stream
+    the harness cut might have been dropped later, so it is passed over (SSE-009 judges it)."""
+    for label, _, view in stream_views(ctx):
+        if view.exchange.termination.by_server:
+            ctx.judge(label)
+        else:
+            ctx.pass_over(label, unended(view.exchange) or str(view.exchange.termination))
         if view.exchange.termination is Termination.CONNECTION_ERROR:
             tail = view.payloads[-1].event.raw if view.payloads else b""
             raise Violation(
@@ -215,9 +227,15 @@ def connection_kept(ctx: CheckContext) -> None:
     source=WHATWG, probes=("greedy",), faults=("stall",), scan=True,
 )
 def stream_ends_within_limits(ctx: CheckContext) -> None:
-    for label, _, view in streams(ctx):
+    """The one rule a stream cut at a server limit fails. The run's memory budget is the
+    harness's own (``--max-run-memory``): a stream cut by it is passed over."""
+    for label, _, view in stream_views(ctx):
         termination = view.exchange.termination
-        if termination in LIMIT_TERMINATIONS:
+        if termination is Termination.RUN_MEMORY_LIMIT:
+            ctx.pass_over(label, unended(view.exchange) or str(termination))
+            continue
+        ctx.judge(label)
+        if termination in SERVER_LIMITS:
             tail = view.payloads[-1].event.raw if view.payloads else b""
             raise Violation(
                 f"the harness cut the stream: {view.exchange.error}",

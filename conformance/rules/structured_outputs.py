@@ -18,6 +18,7 @@ from conformance.check_context import CheckContext
 from conformance.model import Violation
 from conformance.probes.structured import MAX_TOKENS, PATTERN, PATTERN_PREFIX, SCHEMA
 from conformance.views import compact
+from conformance.wire_json import parse_json
 
 from .base import API, FRIENDLI_WIRE, MUST, SCHEMAS, rule
 from .common import choice_of, text_of, usage_numbers
@@ -55,7 +56,7 @@ def _starts_an_object(text: str) -> bool:
 
 def _object(text: str) -> object:
     try:
-        return json.loads(text)
+        return parse_json(text)
     except ValueError:
         return None
 

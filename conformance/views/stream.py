@@ -9,12 +9,12 @@ that a defect there (judged by SSE rules) does not distort what the other rules 
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from typing import Literal
 
 from conformance.sse import SSEEvent
 from conformance.transport import Exchange
+from conformance.wire_json import parse_json
 from spec import JSON
 
 PayloadKind = Literal["chunk", "usage", "error", "done", "invalid"]
@@ -42,7 +42,7 @@ def parse_payload(data: str) -> tuple[PayloadKind, JSON, str | None]:
     if data == DONE:
         return "done", None, None
     try:
-        value = json.loads(data)
+        value = parse_json(data)
     except ValueError as exc:
         return "invalid", None, f"not JSON: {exc}"
     if not isinstance(value, dict):
