@@ -112,7 +112,7 @@ class Recording:
         """Take ``amount`` kept bytes from the run's budget; when it is spent, stop."""
         if self.budget is None or self.budget.take(amount):
             return True
-        self.stop(Termination.RUN_MEMORY_LIMIT, f"{self.budget.describe()} (--max-run-bytes)")
+        self.stop(Termination.RUN_MEMORY_LIMIT, f"{self.budget.describe()} (--max-run-memory)")
         return False
 
     def build(self) -> Exchange:

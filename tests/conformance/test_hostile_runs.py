@@ -1,0 +1,67 @@
+"""No server can exhaust the harness (issue 39): ``conformance run --json`` against each hostile
+server of ``hostile_servers.py`` ends in bounded memory, time and report size, with a verdict
+(exit 0 or 1) or one line (exit 2), and never a Python traceback.
+
+Each run is the real CLI in a fresh interpreter, so its peak RSS is its own; the server runs
+in this process. The bounds are the issue's: peak RSS under 300 MB, a report under 5 MB.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from hostile_servers import BEHAVIOURS, serving
+
+MIB = 1 << 20
+MAX_RSS = 300 * MIB
+MAX_REPORT = 5 * MIB
+TIMEOUT = "3"
+"""--timeout of each run: a request that drips or hangs ends within it."""
+
+RUN = """
+import io, json, sys, time
+from conformance.cli import main
+out, err = io.StringIO(), io.StringIO()
+started = time.perf_counter()
+status = main(sys.argv[1:], out, err)
+peak = next(int(line.split()[1]) for line in open("/proc/self/status")
+            if line.startswith("VmHWM:"))
+print(json.dumps({"status": status, "err": err.getvalue(), "out": out.getvalue()[-4000:],
+                  "elapsed": time.perf_counter() - started, "peak_kib": peak}))
+"""
+
+
+def run_against(url: str, report: Path) -> dict:
+    done = subprocess.run(
+        [sys.executable, "-c", RUN, "run", "--base-url", url, "--timeout", TIMEOUT, "-q",
+         "--json", str(report)],
+        capture_output=True, text=True, timeout=240, check=False)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+@pytest.mark.parametrize("behaviour", sorted(BEHAVIOURS))
+def test_a_hostile_server_ends_in_bounded_memory_time_and_report(
+    behaviour: str, tmp_path: Path
+) -> None:
+    report = tmp_path / "report.json"
+    started = time.perf_counter()
+    with serving(behaviour) as url:
+        outcome = run_against(url, report)
+    assert time.perf_counter() - started < 180, outcome  # loose: a hang, not a speed target
+    assert "Traceback" not in outcome["err"] + outcome["out"], outcome
+    assert outcome["peak_kib"] * 1024 < MAX_RSS, outcome
+    if outcome["status"] == 2:
+        assert len(outcome["err"].splitlines()) == 1, outcome
+        return
+    assert outcome["status"] in (0, 1), outcome
+    assert report.stat().st_size < MAX_REPORT, report.stat().st_size
+    verdicts = {item["rule"]: item for item in json.loads(report.read_text())["results"]}
+    harness = [rule for rule, item in verdicts.items()
+               if item["verdict"] == "ERROR" and item["message"].startswith("harness error")]
+    assert not harness, {rule: verdicts[rule]["message"] for rule in harness}
