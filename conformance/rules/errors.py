@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from conformance import refusal
-from conformance.check_context import CheckContext, cut_off
+from conformance.check_context import CheckContext, cut_off, cut_short
 from conformance.model import NotApplicable, Violation, fail_each
 from conformance.refusal import Refusal
 from conformance.transport import Exchange
@@ -107,6 +107,11 @@ def error_envelope(ctx: CheckContext) -> None:
     found = []
     for key, _, exchange in _cases(ctx, ALL_KINDS):
         if exchange.status is None or exchange.status < 400:
+            continue
+        cut = cut_short(exchange)
+        if cut is not None:  # an error body read in part is no envelope to judge
+            ctx.judged.discard(f"invalid/{key}")
+            ctx.pass_over(f"invalid/{key}", cut)
             continue
         try:
             body = parse_json(exchange.body)

@@ -200,3 +200,20 @@ def test_an_endless_body_skips_the_rules_that_read_it(
     for rule_id in ("USAGE-010", "SCHEMA-001", "IDENTITY-004"):
         verdict, message = endless_json_run[rule_id]
         assert verdict == "SKIP" and "total-bytes-limit" in message, (rule_id, verdict, message)
+
+
+async def endless_error(body: bytes, writer: asyncio.StreamWriter) -> None:
+    writer.write(b"HTTP/1.1 400 Bad Request\r\nContent-Type: application/json\r\n\r\n"
+                 b'{"error": {"message": "')
+    while True:
+        writer.write(b"x" * 65536)
+        await writer.drain()
+
+
+def test_an_error_body_cut_at_a_limit_is_no_envelope_to_judge() -> None:
+    """ERRORS-003 judged a 400 body the harness stopped reading as 'not JSON'."""
+    limits = dataclasses.replace(LIMITS, max_total_bytes=1 << 20)
+    result = asyncio.run(against(endless_error, limits))
+    verdict = next(r for r in result.results if r.rule.id == "ERRORS-003")
+    assert verdict.verdict.value == "SKIP", (verdict.verdict, verdict.message)
+    assert "cut at a limit of the harness" in (verdict.message or "")

@@ -60,11 +60,13 @@ def test_normal_stream_is_recorded_with_timings() -> None:
 
 
 def test_endless_stream_hits_total_bytes_limit() -> None:
-    limits = Limits(max_total_bytes=MIB, total_time=5, idle_timeout=1)
+    # generous times: on a loaded machine the in-process server can pause for a second, and
+    # the byte limit, not a clock, must be what ends this stream
+    limits = Limits(max_total_bytes=MIB, total_time=30, idle_timeout=10)
     ex = run(lambda: against_app("/endless", limits))
     assert ex.termination is Termination.TOTAL_BYTES_LIMIT
     assert ex.bytes_received == MIB and len(ex.body) == MIB and not ex.body_truncated
-    assert len(ex.events) > 1000 and ex.timings.ended_at < 3
+    assert len(ex.events) > 1000
 
 
 def test_flood_of_events_hits_event_count_limit() -> None:
