@@ -8,6 +8,8 @@ the wire, not what was asked for.
 
 from __future__ import annotations
 
+from urllib.parse import urlsplit
+
 from conformance.model import RunResult
 from conformance.transport import Network
 from spec import JSON
@@ -26,8 +28,10 @@ def run_network(result: RunResult) -> Network | None:
 
 
 def connection_lines(result: RunResult) -> list[str]:
-    """The report header's lines about the connection (none for a plain direct run)."""
-    return network_lines(run_network(result))
+    """The report's lines about the connection (none for a plain direct run): the CA bundle
+    and client certificate only for an ``https://`` target, where they were used."""
+    https = urlsplit(result.target.base_url).scheme == "https"
+    return network_lines(run_network(result), https=https)
 
 
 def connection_json(result: RunResult) -> dict[str, JSON]:
@@ -36,17 +40,18 @@ def connection_json(result: RunResult) -> dict[str, JSON]:
     return network_json(run_network(result))
 
 
-def network_lines(network: Network | None) -> list[str]:
+def network_lines(network: Network | None, *, https: bool = True) -> list[str]:
     """Lines saying how requests went out ``network`` (none for a plain direct run); shared
-    by the run's and the fuzzer's reports."""
+    by the run's and the fuzzer's reports. Without ``https`` the TLS files go unsaid: a CA
+    bundle from ``$SSL_CERT_FILE`` is not news about a plain HTTP run."""
     if network is None:
         return []
     lines = []
     if network.proxy:
         lines.append(f"through the proxy {network.proxy}")
-    if network.cacert:
+    if network.cacert and https:
         lines.append(f"trusting the CA bundle {network.cacert}")
-    if network.cert:
+    if network.cert and https:
         lines.append(f"with the client certificate {network.cert}")
     if network.weakened:
         lines.append(WEAKENED)

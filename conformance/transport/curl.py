@@ -7,7 +7,8 @@ become shell variables inside *double* quotes so the shell expands them, e.g.
 variable before pasting. ``-N`` (no buffering) is added for streams. A body that is not UTF-8 or
 holds NUL bytes (which no argument can carry) is produced by bash process substitution,
 ``--data-binary @<(printf %b '...')``. A request that went through a proxy or with TLS options
-carries them (``--proxy "$PROXY"``, ``--cacert FILE``, ``--insecure``...).
+carries them (``--proxy "$PROXY"``, ``--cacert FILE``, ``--insecure``...); the TLS ones only
+for an ``https://`` URL, so a plain HTTP command does not name a CA bundle it never uses.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from __future__ import annotations
 import re
 import shlex
 from collections.abc import Iterable
+from urllib.parse import urlsplit
 
 from .exchange import Exchange, RecordedRequest
 from .redact import REDACTED, is_secret_header
@@ -84,7 +86,7 @@ def to_curl(
     if request.method != ("POST" if request.body else "GET"):
         parts += ["-X", shlex.quote(request.method)]
     if request.network is not None:
-        parts += request.network.curl_args()
+        parts += request.network.curl_args(tls=urlsplit(request.url).scheme == "https")
     parts.append(shlex.quote(request.url))
     for name, value in request.headers:
         if name.lower() in _SKIPPED:

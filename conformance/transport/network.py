@@ -108,11 +108,14 @@ class Network:
         kwargs["proxies"] = {"http": proxy, "https": proxy, "all": proxy}
         return kwargs
 
-    def curl_args(self) -> list[str]:
-        """curl flags reaching the server this way (the proxy as ``"$PROXY"``)."""
+    def curl_args(self, *, tls: bool = True) -> list[str]:
+        """curl flags reaching the server this way (the proxy as ``"$PROXY"``); without
+        ``tls`` (a plain ``http://`` URL, which has no certificate to check) only the proxy."""
         args: list[str] = []
         if self.proxy:
             args += ["--proxy", f'"${PROXY_VARIABLE}"']
+        if not tls:
+            return args
         if self.insecure:
             args.append("--insecure")
         if self.cacert:

@@ -111,6 +111,19 @@ def test_the_ca_bundle_variables_are_read_as_the_ecosystem_reads_them(
     assert f"trusting the CA bundle {kit.ca}" in out
 
 
+def test_a_ca_bundle_variable_goes_unsaid_for_a_plain_http_target(
+    mock: EmbeddedMock, kit: TLSKit, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``$SSL_CERT_FILE`` is set on many CI machines: for an ``http://`` URL it is not used,
+    so neither the report nor a failure's curl command names it."""
+    monkeypatch.setenv("SSL_CERT_FILE", kit.ca)
+    status, out, err = cli("run", "--base-url", mock.openai_url, "-q", "--select", "USAGE-*",
+                           "--header", "X-Mock-Fault: usage-total-wrong")
+    assert status == 1, err
+    assert "curl -sS http://" in out
+    assert "CA bundle" not in out and "--cacert" not in out and kit.ca not in out
+
+
 def test_insecure_works_and_every_report_says_the_run_was_weakened(
     https_mock: EmbeddedMock, tmp_path: Path
 ) -> None:

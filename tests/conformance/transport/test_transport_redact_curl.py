@@ -14,6 +14,7 @@ from transport_servers import serve_app
 from conformance.transport import (
     REDACTED,
     Exchange,
+    Network,
     RecordedRequest,
     Termination,
     Timings,
@@ -138,6 +139,20 @@ def test_curl_binary_body_uses_printf_and_bash_reproduces_the_bytes() -> None:
     substitution = command.split("--data-binary @<(", 1)[1][:-1]
     assert substitution.startswith("printf %b ")
     assert subprocess.run(["bash", "-c", substitution], capture_output=True).stdout == body
+
+
+def test_curl_names_the_tls_files_only_for_https() -> None:
+    """A CA bundle from ``$SSL_CERT_FILE`` rides along on every run: a plain HTTP command
+    that names it reads as if the run used TLS. The proxy applies to both schemes."""
+    network = Network(cacert="/ca.pem", cert="/c.pem", key="/c.key", insecure=True,
+                      proxy="http://proxy.test:3128")
+    plain = shlex.split(to_curl(request(network=network)))
+    assert plain[plain.index("--proxy") + 1] == "$PROXY"
+    assert not {"--cacert", "--cert", "--key", "--insecure"} & set(plain)
+    tls = shlex.split(to_curl(request(network=network,
+                                      url="https://127.0.0.1:8443/v1/completions")))
+    assert tls[tls.index("--cacert") + 1] == "/ca.pem"
+    assert {"--proxy", "--cert", "--key", "--insecure"} <= set(tls)
 
 
 def exchange_for(req: RecordedRequest, *, is_sse: bool) -> Exchange:
