@@ -12,6 +12,7 @@ import argparse
 import asyncio
 import dataclasses
 import importlib.metadata
+import os
 import sys
 from collections.abc import Sequence
 from typing import TextIO
@@ -77,6 +78,9 @@ def _parser() -> argparse.ArgumentParser:
     reports.add_argument("--json", metavar="FILE", help="write the JSON report")
     reports.add_argument("--junit-xml", metavar="FILE", help="write a JUnit XML report")
     reports.add_argument("--html", metavar="FILE", help="write a self-contained HTML report")
+    reports.add_argument("--markdown", metavar="FILE",
+                         help="write a Markdown summary (default: appended to "
+                         "$GITHUB_STEP_SUMMARY when that is set, as on GitHub Actions)")
     reports.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
     reports.add_argument("-v", "--verbose", action="store_true", help="also list skipped rules")
     from conformance.fuzz.cli import add_parser as add_fuzz_parser
@@ -100,7 +104,13 @@ DISCOVERY_LABEL = "discovery/models"
 
 
 def _write_reports(args: argparse.Namespace, result: RunResult) -> None:
-    from conformance.reporting import write_html, write_json, write_junit
+    from conformance.reporting import (
+        summary_destination,
+        write_html,
+        write_json,
+        write_junit,
+        write_markdown,
+    )
 
     if args.json:
         write_json(result, args.json)
@@ -108,6 +118,9 @@ def _write_reports(args: argparse.Namespace, result: RunResult) -> None:
         write_junit(result, args.junit_xml)
     if args.html:
         write_html(result, args.html)
+    markdown = summary_destination(args.markdown, os.environ)
+    if markdown is not None:
+        write_markdown(result, markdown[0], append=markdown[1])
 
 
 def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:

@@ -11,6 +11,7 @@ import itertools
 import time
 import traceback
 from collections.abc import Iterable, Mapping
+from datetime import datetime, timezone
 from typing import Protocol
 
 from conformance import refusal
@@ -214,6 +215,7 @@ async def execute(
 ) -> RunResult:
     """Run ``rules`` against the target in ``settings``."""
     progress = progress or NoProgress()
+    started_at = datetime.now(timezone.utc)
     started = time.perf_counter()
     names = needed_probes(rules, settings)
     progress.start(len(names), len(rules))
@@ -234,7 +236,8 @@ async def execute(
         embedded=embedded,
     )
     wall = time.perf_counter() - started
-    return RunResult(target, results, exchanges, _stats(outcomes, views, client, wall), strict)
+    return RunResult(target, results, exchanges, _stats(outcomes, views, client, wall), strict,
+                     started_at=started_at)
 
 
 def _redacted(url: str) -> str:

@@ -8,6 +8,9 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
+import os
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import TextIO
 
@@ -19,7 +22,14 @@ from conformance.configure import (
     split_list,
 )
 from conformance.embedded import EmbeddedMock, serving_args
-from conformance.reporting import write_console, write_html, write_json, write_junit
+from conformance.reporting import (
+    summary_destination,
+    write_console,
+    write_html,
+    write_json,
+    write_junit,
+    write_markdown,
+)
 from conformance.target_options import add_target_arguments, target_from_args
 
 from .bodies import Caps
@@ -91,6 +101,9 @@ def add_parser(commands: argparse._SubParsersAction) -> argparse.ArgumentParser:
     reports.add_argument("--json", metavar="FILE", help="write the JSON report")
     reports.add_argument("--junit-xml", metavar="FILE", help="write a JUnit XML report")
     reports.add_argument("--html", metavar="FILE", help="write an HTML report")
+    reports.add_argument("--markdown", metavar="FILE",
+                         help="write a Markdown summary (default: appended to "
+                         "$GITHUB_STEP_SUMMARY when that is set, as on GitHub Actions)")
     reports.add_argument("-q", "--quiet", action="store_true",
                          help="no progress on stderr (by default a status line redrawn in place "
                          "on a terminal, one line per phase otherwise)")
@@ -134,17 +147,23 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             progress.message("starting the embedded mock server")
             mock.start()
         settings = asyncio.run(settings_from_target(target_from_args(args), embedded=mock))
+        started_at = datetime.now(timezone.utc)
         result = fuzz(settings, config, progress=progress)
     finally:
         if mock is not None:
             mock.stop()
     _check_reachable(result)
-    report = run_result(result, settings, strict=config.strict, embedded=mock is not None)
+    report = dataclasses.replace(
+        run_result(result, settings, strict=config.strict, embedded=mock is not None),
+        started_at=started_at)
     write_console(report, out)
     for path, write in ((args.json, write_json), (args.junit_xml, write_junit),
                         (args.html, write_html)):
         if path:
             write(report, path)
+    markdown = summary_destination(args.markdown, os.environ)
+    if markdown is not None:
+        write_markdown(report, markdown[0], append=markdown[1])
     return report.exit_code
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import TYPE_CHECKING
 
 from conformance.transport import Exchange
@@ -132,6 +133,8 @@ class RunResult:
     fail_on_skip: bool = False
     """``--fail-on-skip``: a MUST rule of a claimed feature that could not be judged fails."""
     search: Search | None = None
+    started_at: datetime | None = None
+    """When the run started (UTC); None for a result not built by a run."""
 
     @property
     def run_errors(self) -> tuple[str, ...]:

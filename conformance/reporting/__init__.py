@@ -2,18 +2,23 @@
 
 from .console import summary_table, write_console
 from .html_report import html_report, write_html
-from .json_report import report_json, write_json
+from .json_report import report_json, report_schema, write_json
 from .junit import junit_xml, write_junit
+from .markdown import markdown_summary, summary_destination, write_markdown
 from .progress import ConsoleProgress
 
 __all__ = [
     "ConsoleProgress",
     "html_report",
     "junit_xml",
+    "markdown_summary",
     "report_json",
+    "report_schema",
+    "summary_destination",
     "summary_table",
     "write_console",
     "write_html",
     "write_json",
     "write_junit",
+    "write_markdown",
 ]

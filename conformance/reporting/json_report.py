@@ -1,13 +1,30 @@
 """The JSON report: the whole result model, every exchange with its raw SSE lines.
 
-Shape::
+Its shape is a JSON Schema shipped beside this module (``report.schema.json``, loaded by
+:func:`report_schema`), checked against every report the test suite writes. In short::
 
-    {"tool", "version", "target", "connection", "weakened", "strict", "passed", "exit_code",
+    {"format_version": "1.0", "tool", "version", "started_at": "2026-01-31T09:00:00.000Z",
+     "target": {"base_url", "profile", "model", "features", "embedded"},
+     "connection": {"proxy", "cacert", "cert", "insecure", "weakened"}, "weakened",
+     "strict", "passed", "exit_code",
      "summary": {"PASS": n, "FAIL": n, "NON_STRICT": n, "SKIP": n, "ERROR": n, "total": n},
+     "coverage": {"judged": {"MUST": n, ...}, "total": {...}, "skipped": {why: n},
+                  "unjudged_must": [rule IDs], "fail_on_skip"},
      "results": [{"rule", "level", "verdict", "message", "area", "title", "requirement",
-                  "citation", "source", "finding": {...} | null, "exchanges": [...]}],
-     "stats": {...}, "search": null | {"seed", "examples", "retried", "stop_reason", "errors"},
+                  "citation", "source", "faults", "finding": {...} | null,
+                  "findings": [{"message", "expected", "actual", "path", "evidence",
+                                "exchange", "curl"}], "exchanges": [labels]}],
+     "stats": {"requests", "wall_seconds", "time_to_first_token", "inter_token_latency",
+               "completions", "refused": {kind: {"count", "first"}}},
+     "search": null | {"seed", "examples", "retried", "stop_reason", "errors"},
      "exchanges": {"probe/key": {...}}}
+
+``format_version`` is MAJOR.MINOR: a new MINOR only adds fields, a new MAJOR changes or removes
+one. ``started_at`` is when the run started, in UTC. ``finding`` is a rule's first failing case
+and ``findings`` all of them; ``faults`` are the mock faults that must make the rule fail.
+``coverage`` counts the rules judged per level and the SKIPs by why
+(:mod:`conformance.model.coverage`); ``stats.refused`` the completion requests refused as a
+whole, by kind (:mod:`conformance.refusal`), with the first one's exchange label.
 
 ``search`` is set by ``conformance fuzz``: its ``results`` are the checks it judged with, and
 its ``exchanges`` each finding's request and the start of its answer, labelled
@@ -17,15 +34,19 @@ Each exchange is a faithful recording that ``mockserver --replay`` can serve bac
 (method, URL, headers, body) and the response (status, reason, headers as received, the raw
 body and when each piece of it arrived). A body is ``"body"`` (text) when it is valid UTF-8,
 else ``"body_base64"``; ``"chunks"`` lists ``[bytes, seconds since the request started]`` per
-read. ``"connection"`` says how the server was reached (proxy, CA bundle, client certificate,
-``insecure``); ``"weakened"`` is true when TLS certificates were not verified.
+read. A stream adds ``"sse_lines"``, ``"events"`` (data, event, id and dispatch time) and
+``"observations"`` (what the SSE parser noticed). ``"connection"`` says how the server was
+reached (proxy, CA bundle, client certificate, ``insecure``); ``"weakened"`` is true when TLS
+certificates were not verified.
 
 Whatever a server sends, a report stays a few MB: a body longer than 64 KiB keeps its head
 and tail (``"body"`` / ``"body_tail"``, or their ``_base64`` forms) with ``"body_cut"``
-saying how many bytes are missing, ``"events"`` only those within the kept bytes (at most
-250; ``"events_omitted"`` counts the rest), and once 3 MB of cut bodies are kept the window
-shrinks to 4 KiB. A replay refuses a cut exchange rather than serve a different body. Secrets never
-reach it: requests were redacted when recorded.
+(``head_bytes``, ``tail_bytes``, ``omitted_bytes``, ``why``) saying what is missing,
+``"events"`` only those within the kept bytes (at most 250; ``"events_omitted"`` counts the
+rest), ``"observations"`` at most 100 (``"observations_omitted"``), and once 3 MB of cut bodies
+are kept the window shrinks to 4 KiB. A body the harness itself stopped reading at a limit has
+``"body_truncated"`` and a ``"body_cut"`` too. A replay refuses a cut exchange rather than serve
+a different body. Secrets never reach it: requests were redacted when recorded.
 """
 
 from __future__ import annotations
@@ -33,6 +54,8 @@ from __future__ import annotations
 import base64
 import dataclasses
 import json
+from datetime import datetime, timezone
+from importlib import resources
 from pathlib import Path
 from statistics import median
 
@@ -44,6 +67,25 @@ from .connection import connection_json
 
 TOOL = "completions-conformance"
 VERSION = "0.1.0"
+FORMAT_VERSION = "1.0"
+"""The report's shape (``report.schema.json``): MAJOR.MINOR, a new MINOR only adds fields."""
+SCHEMA_FILE = "report.schema.json"
+
+
+def report_schema() -> dict[str, JSON]:
+    """The JSON Schema (draft 2020-12) every report this module writes validates against."""
+    here = resources.files("conformance.reporting")
+    text = here.joinpath(SCHEMA_FILE).read_text(encoding="utf-8")
+    schema: dict[str, JSON] = json.loads(text)
+    return schema
+
+
+def iso_utc(moment: datetime | None) -> str | None:
+    """``moment`` as ISO 8601 in UTC to the millisecond (``2026-01-31T09:00:00.000Z``)."""
+    if moment is None:
+        return None
+    utc = moment.astimezone(timezone.utc).replace(tzinfo=None)
+    return utc.isoformat(timespec="milliseconds") + "Z"
 
 
 def _text(data: bytes) -> str:
@@ -222,8 +264,10 @@ def report_json(result: RunResult) -> dict[str, JSON]:
     counts = {str(v): n for v, n in result.counts().items()}
     budget = ReportBudget()
     return {
+        "format_version": FORMAT_VERSION,
         "tool": TOOL,
         "version": VERSION,
+        "started_at": iso_utc(result.started_at),
         "target": dataclasses.asdict(result.target),
         "connection": connection_json(result),
         "weakened": connection_json(result)["weakened"],

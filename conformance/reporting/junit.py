@@ -4,12 +4,15 @@ FAIL becomes ``<failure>``, ERROR ``<error>``, SKIP ``<skipped>``; NON_STRICT is
 ``<failure>`` under ``--strict`` and otherwise passes with the finding in ``<system-out>``.
 A testcase's time is its rule's share of the run (:func:`~conformance.model.timing.rule_seconds`),
 as in the pytest plugin's JUnit XML, so CI dashboards show which rules cost the run's time.
+The testsuite carries the run's start (``timestamp``) and the harness's ``hostname``.
 """
 
 from __future__ import annotations
 
 import re
+import socket
 import xml.etree.ElementTree as ET
+from datetime import timezone
 from pathlib import Path
 
 from conformance.model import RuleResult, RunResult, Verdict
@@ -30,6 +33,16 @@ def _details(result: RuleResult) -> str:
     return xml_safe("\n".join(f"{label}: {text}" for label, text in finding_lines(result)))
 
 
+def _when_and_where(result: RunResult) -> dict[str, str]:
+    """The testsuite's ``timestamp`` (the run's start in UTC, without an offset, as the JUnit
+    XSD's pattern has it) and ``hostname`` (the machine that ran the harness)."""
+    where = {"hostname": socket.gethostname() or "localhost"}
+    if result.started_at is not None:
+        start = result.started_at.astimezone(timezone.utc).replace(tzinfo=None)
+        where["timestamp"] = start.isoformat(timespec="seconds")
+    return where
+
+
 def junit_xml(result: RunResult) -> str:
     counts = result.counts()
     failures = counts[Verdict.FAIL] + (counts[Verdict.NON_STRICT] if result.strict else 0)
@@ -44,6 +57,8 @@ def junit_xml(result: RunResult) -> str:
         skipped=str(counts[Verdict.SKIP]),
         time=f"{result.stats.wall_seconds:.3f}",
     )
+    for name, value in _when_and_where(result).items():
+        suite.set(name, value)
     properties = ET.SubElement(suite, "properties")
     coverage = result.coverage
     values = [("coverage", coverage.line()),
