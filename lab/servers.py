@@ -86,7 +86,7 @@ class Server:
         else:
             if not self.python().exists():
                 _run([sys.executable, "-m", "venv", str(folder)], env)
-            log(f"lab: pip install {self.install_spec()} into {folder} (may take minutes)")
+            log(f"lab: pip install {' '.join(self.packages)} into {folder} (may take minutes)")
             _run([str(self.python()), "-m", "pip", "install", "-q", *self.packages], env)
             if self.remove:
                 log(f"lab: pip uninstall {' '.join(self.remove)} (they break {self.name})")
