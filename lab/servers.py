@@ -258,7 +258,7 @@ SERVERS: dict[str, Server] = {
                 Recording("vllm-openai", "openai"),
                 Recording("vllm-openai-compatible", "openai-compatible"),
             ),
-            notes="~2 min and 3.5 GB; it starts in ~25 s and holds ~2 GB",
+            notes="~2.5 min and 3.5 GB; it starts in ~30 s and holds ~2 GB",
         ),
         Server(
             name="prism",
