@@ -25,7 +25,6 @@ import itertools
 import sys
 
 import numpy as np
-from gguf import GGUFWriter, TokenType
 
 SPACE = "\u2581"
 SENTENCE = ["The", "quick", "brown", "fox", "jumps", "over", "seven", "lazy", "dogs", "before",
@@ -57,6 +56,8 @@ LOGIT_GAP = 8.0
 
 def vocabulary() -> tuple[list[str], list[float], list[int]]:
     """Tokens, SPM scores (longer pieces merge first) and token types."""
+    from gguf import TokenType  # here, so the word lists import without gguf (lab/hf_model.py)
+
     tokens = ["<unk>", "<s>", "</s>"] + [f"<0x{b:02X}>" for b in range(256)]
     types = [TokenType.UNKNOWN, TokenType.CONTROL, TokenType.CONTROL] + [TokenType.BYTE] * 256
     scores = [0.0] * len(tokens)
@@ -119,6 +120,8 @@ def weights(tokens: list[str]) -> dict[str, np.ndarray]:
 
 
 def write(path: str) -> None:
+    from gguf import GGUFWriter
+
     tokens, scores, types = vocabulary()
     writer = GGUFWriter(path, "llama")
     writer.add_name("lab-tiny-llama")

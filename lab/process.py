@@ -23,6 +23,9 @@ from .servers import Server, lab_home
 
 START_TIMEOUT = 180.0
 STOP_TIMEOUT = 10.0
+_CHILDREN: dict[int, subprocess.Popen[bytes]] = {}
+"""The servers this process started, by pid: kept so ``stop`` reaps them through their Popen
+(a Popen dropped while its process runs warns, an error under pytest)."""
 
 
 @dataclass(frozen=True)
@@ -88,11 +91,13 @@ def start(server: Server, port: int, log: Callable[[str], None] = print) -> Runn
             start_new_session=True, env={**os.environ, **server.environment},
             cwd=server.folder(),
         )
+    _CHILDREN[process.pid] = process
     state = Running(server.name, process.pid, port, command, _start_time(process.pid) or "")
     (run_folder() / f"{server.name}.json").write_text(json.dumps(state.__dict__))
     deadline = time.monotonic() + START_TIMEOUT
     while time.monotonic() < deadline:
         if process.poll() is not None:
+            _CHILDREN.pop(process.pid, None)
             (run_folder() / f"{server.name}.json").unlink(missing_ok=True)
             raise SystemExit(f"lab: {server.name} exited with {process.returncode}:\n"
                              + _tail(log_path))
@@ -138,6 +143,9 @@ def _signal(pid: int, signum: int) -> None:
 
 
 def _reap(pid: int) -> None:
+    if (child := _CHILDREN.pop(pid, None)) is not None:
+        child.wait(timeout=STOP_TIMEOUT)
+        return
     try:
         os.waitpid(pid, os.WNOHANG)
     except ChildProcessError:

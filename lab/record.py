@@ -280,3 +280,5 @@ class Replay:
         if self.process is not None:
             self.process.terminate()
             self.process.wait(timeout=30)
+            if self.process.stdout is not None:
+                self.process.stdout.close()  # else a ResourceWarning, an error under pytest

