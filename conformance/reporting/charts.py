@@ -10,6 +10,7 @@ so the chart and the text summary agree.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from html import escape
 
 WIDTH = 360
@@ -36,19 +37,42 @@ def _ms(seconds: float) -> str:
     return f"{ms:.1f} ms" if ms >= 1 else f"{ms:.2f} ms"
 
 
-def axis_end(values: Sequence[float]) -> float:
-    """Where the x axis ends: the largest value, or twice the p95 when a few outliers lie
-    beyond it (they are counted in the last bar, so the bulk is not squeezed into one)."""
-    top, p95 = max(values), percentile(values, 0.95)
-    if p95 > 0 and top > 2 * p95:
-        return 2 * p95
-    return top or 1e-6
+@dataclass(frozen=True)
+class Axis:
+    """The x axis of a chart, ``lo`` to ``hi`` seconds."""
+
+    lo: float
+    hi: float
+
+    def share(self, value: float) -> float:
+        """Where ``value`` lies along the axis, 0 to 1 (values past either end at the end)."""
+        return min(1.0, max(0.0, (value - self.lo) / (self.hi - self.lo)))
+
+    def x(self, value: float) -> float:
+        return _LEFT + _PLOT_W * self.share(value)
+
+    def at(self, share: float) -> float:
+        return self.lo + (self.hi - self.lo) * share
 
 
-def _counts(values: Sequence[float], top: float, bins: int) -> list[int]:
+def axis_of(values: Sequence[float]) -> Axis:
+    """The axis a distribution is drawn on: from 0, or from its smallest value when all lie in
+    the upper half (200 ms to first token, give or take a few: the spread is what shows); to
+    its largest value, or to twice the p95 when a few outliers lie beyond it (they are
+    counted in the last bar, so the bulk is not squeezed into one)."""
+    low, high, p95 = min(values), max(values), percentile(values, 0.95)
+    if p95 > 0 and high > 2 * p95:
+        high = 2 * p95
+    start = low if low > high / 2 else 0.0
+    if high - start <= 0:  # one value: a narrow window around it
+        return Axis(max(0.0, start - start * 0.05), start * 1.05 if start > 0 else 1e-6)
+    return Axis(start, high)
+
+
+def _counts(values: Sequence[float], axis: Axis, bins: int) -> list[int]:
     counts = [0] * bins
     for value in values:
-        counts[min(bins - 1, max(0, int(value / top * bins)))] += 1
+        counts[min(bins - 1, int(axis.share(value) * bins))] += 1
     return counts
 
 
@@ -65,7 +89,7 @@ def _legend(med: float, p95: float) -> str:
             f'<text x="{_LEFT + 150}" y="11">p95 {_ms(p95)}</text>')
 
 
-def _bars(counts: list[int], top: float, *, beyond: int) -> str:
+def _bars(counts: list[int], axis: Axis, *, beyond: int) -> str:
     """One ``<rect>`` per non-empty bin, each titled with its count and range; the last bin
     also holds the ``beyond`` values past the axis's end, and says so."""
     bins, tallest = len(counts), max(counts)
@@ -75,7 +99,7 @@ def _bars(counts: list[int], top: float, *, beyond: int) -> str:
         if not count:
             continue
         h = max(1.0, _PLOT_H * count / tallest)
-        low, high = top * index / bins, top * (index + 1) / bins
+        low, high = axis.at(index / bins), axis.at((index + 1) / bins)
         last = index == bins - 1 and beyond > 0
         what = (f"{count} from {_ms(low)} up" if last
                 else f"{count} between {_ms(low)} and {_ms(high)}")
@@ -87,12 +111,13 @@ def _bars(counts: list[int], top: float, *, beyond: int) -> str:
     return "".join(bars)
 
 
-def _axes(top: float, tallest: int, *, label: str, beyond: int) -> str:
-    end = _ms(top) + ("+" if beyond else "")
+def _axes(axis: Axis, tallest: int, *, label: str, beyond: int) -> str:
+    end = _ms(axis.hi) + ("+" if beyond else "")
+    start = _ms(axis.lo) if axis.lo > 0 else "0"
     return (
         f'<line class="axis" x1="{_LEFT}" y1="{_BASE}" x2="{WIDTH - _RIGHT}" y2="{_BASE}"/>'
         f'<line class="axis" x1="{_LEFT}" y1="{_TOP}" x2="{_LEFT}" y2="{_BASE}"/>'
-        f'<text x="{_LEFT}" y="{_BASE + 13}" text-anchor="middle">0</text>'
+        f'<text x="{_LEFT}" y="{_BASE + 13}" text-anchor="middle">{start}</text>'
         f'<text x="{WIDTH - _RIGHT}" y="{_BASE + 13}" text-anchor="end">{end}</text>'
         f'<text x="{_LEFT - 4}" y="{_TOP + 4}" text-anchor="end">{tallest}</text>'
         f'<text x="{_LEFT - 4}" y="{_BASE}" text-anchor="end">0</text>'
@@ -102,26 +127,23 @@ def _axes(top: float, tallest: int, *, label: str, beyond: int) -> str:
 
 
 def histogram_svg(values: Sequence[float], *, title: str, bins: int = BINS) -> str:
-    """An SVG histogram of ``values`` (seconds) from 0 to :func:`axis_end`, with the median
+    """An SVG histogram of ``values`` (seconds) along :func:`axis_of`, with the median
     and the 95th percentile marked; a short note instead when there are no values."""
     if not values:
         return f'<p class="nochart">{escape(title)}: nothing measured.</p>'
-    top = axis_end(values)
-    beyond = sum(value > top for value in values)
-    counts = _counts(values, top, bins)
+    axis = axis_of(values)
+    beyond = sum(value > axis.hi for value in values)
+    counts = _counts(values, axis, bins)
     med, p95 = percentile(values, 0.5), percentile(values, 0.95)
 
-    def x_of(value: float) -> float:
-        return _LEFT + _PLOT_W * min(value, top) / top
-
-    markers = _marker(x_of(med), "median") + _marker(x_of(p95), "p95") + _legend(med, p95)
+    markers = _marker(axis.x(med), "median") + _marker(axis.x(p95), "p95") + _legend(med, p95)
     summary = (f"{title}: median {_ms(med)}, p95 {_ms(p95)}, max {_ms(max(values))}, "
                f"n = {len(values)}")
-    axes = _axes(top, max(counts), label=f"{title}, n = {len(values)}", beyond=beyond)
+    axes = _axes(axis, max(counts), label=f"{title}, n = {len(values)}", beyond=beyond)
     return (
         f'<svg class="chart" viewBox="0 0 {WIDTH} {HEIGHT}" width="{WIDTH}" height="{HEIGHT}" '
         f'role="img" aria-label="{escape(summary)}"><title>{escape(summary)}</title>'
-        f"{_bars(counts, top, beyond=beyond)}{axes}{markers}</svg>"
+        f"{_bars(counts, axis, beyond=beyond)}{axes}{markers}</svg>"
     )
 
 

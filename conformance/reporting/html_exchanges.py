@@ -21,6 +21,15 @@ DATA_LIMIT = 600
 """Characters shown of one event's data."""
 HEADER_LIMIT = 40
 """Headers listed of one request or response."""
+VALUE_LIMIT = 400
+"""Characters shown of one header's value."""
+
+
+def cut(text: str, limit: int) -> str:
+    """``text``, or its first ``limit`` characters and how many more there were."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]} ... ({len(text) - limit:,} more characters)"
 
 
 def _ms(seconds: float | None) -> str:
@@ -46,7 +55,8 @@ def headers_html(headers: tuple[tuple[str, str], ...]) -> str:
     """Headers in the order received, one a line, cut to :data:`HEADER_LIMIT`."""
     if not headers:
         return '<p class="note">(no headers recorded)</p>'
-    lines = "\n".join(f"{name}: {value}" for name, value in headers[:HEADER_LIMIT])
+    lines = "\n".join(f"{cut(name, VALUE_LIMIT)}: {cut(value, VALUE_LIMIT)}"
+                      for name, value in headers[:HEADER_LIMIT])
     more = len(headers) - HEADER_LIMIT
     note = f'<p class="note">{more} more headers not shown</p>' if more > 0 else ""
     return f"<pre>{escape(lines)}</pre>{note}"
@@ -59,23 +69,26 @@ def events_html(exchange: Exchange) -> str:
     if not events:
         table = '<p class="note">no events dispatched</p>'
     else:
+        typed = any(event.event for event in events[:EVENT_LIMIT])
         rows = []
         for number, event in enumerate(events[:EVENT_LIMIT], 1):
-            data = event.data
-            if len(data) > DATA_LIMIT:
-                data = data[:DATA_LIMIT] + f" ... ({len(event.data) - DATA_LIMIT} more chars)"
+            kind = f"<td>{escape(cut(event.event or '', 80))}</td>" if typed else ""
             rows.append(f"<tr><td class=n>{number}</td><td class=n>"
-                        f"{_ms(event.dispatched_at)}</td><td>{escape(event.event or '')}</td>"
-                        f"<td><code>{escape(data)}</code></td></tr>")
+                        f"{_ms(event.dispatched_at)}</td>{kind}"
+                        f"<td><code>{escape(cut(event.data, DATA_LIMIT))}</code></td></tr>")
         more = len(events) - EVENT_LIMIT
-        note = (f'<p class="note">{more} more events not shown (the JSON report keeps '
-                "them)</p>" if more > 0 else "")
-        table = ("<table class=events><tr><th>#</th><th>at</th><th>event</th><th>data</th>"
+        note = (f'<p class="note">{more} more events not shown (see the JSON report)</p>'
+                if more > 0 else "")
+        kind = "<th>event</th>" if typed else ""
+        table = (f"<table class=events><tr><th>#</th><th>at</th>{kind}<th>data</th>"
                  f"</tr>{''.join(rows)}</table>{note}")
     observed = "".join(f"<li><code>{escape(o.code)}</code> at byte {o.offset}: "
-                       f"{escape(o.message)}</li>" for o in exchange.observations[:20])
+                       f"{escape(cut(o.message, DATA_LIMIT))}</li>"
+                       for o in exchange.observations[:20])
     if observed:
-        table += f"<p>The SSE parser observed:</p><ul>{observed}</ul>"
+        more = len(exchange.observations) - 20
+        left = f'<p class="note">{more} more not shown</p>' if more > 0 else ""
+        table += f"<p>The SSE parser observed:</p><ul>{observed}</ul>{left}"
     return table
 
 

@@ -21,7 +21,7 @@ from conformance.model import VERDICT_ORDER, Finding, RuleResult, RunResult, Ver
 from .charts import histogram_svg
 from .connection import WEAKENED, connection_lines
 from .html_assets import SCRIPT, STYLE
-from .html_exchanges import exchange_html, summary_line
+from .html_exchanges import BODY_LIMIT, cut, exchange_html, summary_line
 from .json_report import TOOL, VERSION
 from .text import refused_line, search_lines, show
 
@@ -143,7 +143,7 @@ def _finding(finding: Finding, number: int, total: int, exchanges: Mapping[str, 
         fields.append(("Expected", f"<pre>{escape(show(finding.expected))}</pre>"))
         fields.append(("Actual", f"<pre>{escape(show(finding.actual))}</pre>"))
     if finding.evidence:
-        fields.append(("Evidence", f"<pre>{escape(finding.evidence)}</pre>"))
+        fields.append(("Evidence", f"<pre>{escape(cut(finding.evidence, BODY_LIMIT))}</pre>"))
     if finding.exchange:
         shown = exchanges.get(finding.exchange)
         fields.append(("Exchange", shown or escape(finding.exchange)))

@@ -8,7 +8,7 @@ import xml.etree.ElementTree as ET
 import pytest
 
 from conformance.model import RunStats
-from conformance.reporting.charts import axis_end, histogram_svg, percentile
+from conformance.reporting.charts import axis_of, histogram_svg, percentile
 from conformance.reporting.text import latency_line
 
 
@@ -44,7 +44,8 @@ def test_the_chart_and_the_text_summary_agree() -> None:
 
 def test_outliers_go_in_the_last_bar_and_leave_the_bulk_readable() -> None:
     values = [0.001] * 95 + [0.002] * 4 + [5.0]
-    assert axis_end(values) == pytest.approx(2 * percentile(values, 0.95))
+    assert axis_of(values).hi == pytest.approx(2 * percentile(values, 0.95))
+    assert axis_of(values).lo == 0
     svg = histogram_svg(values, title="inter-token gap")
     shown = bars(svg)
     assert "beyond" in shown[-1].get("class", "")
@@ -52,7 +53,16 @@ def test_outliers_go_in_the_last_bar_and_leave_the_bulk_readable() -> None:
     assert len(shown) == 3  # the bulk spreads over bins of its own
 
 
-@pytest.mark.parametrize("values", [[0.0], [0.0, 0.0, 0.0], [0.004]])
+def test_a_tight_cluster_is_drawn_from_its_smallest_value() -> None:
+    values = [0.200 + 0.001 * i for i in range(12)]
+    axis = axis_of(values)
+    assert (axis.lo, axis.hi) == (0.200, pytest.approx(0.211))
+    svg = histogram_svg(values, title="time to first token")
+    assert len(bars(svg)) > 6  # spread over the bins, not one bar at the end of 0..211 ms
+    assert ">200 ms</text>" in svg
+
+
+@pytest.mark.parametrize("values", [[0.0], [0.0, 0.0, 0.0], [0.004], [0.2, 0.2]])
 def test_a_single_value_or_zeros_still_draw(values: list[float]) -> None:
     svg = histogram_svg(values, title="inter-token gap")
     assert len(bars(svg)) == 1

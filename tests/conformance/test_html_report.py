@@ -15,7 +15,7 @@ from html import unescape
 from pathlib import Path
 
 import pytest
-from harness_support import run_catalog
+from harness_support import chunk, frames, run_catalog, sse_exchange
 from html_support import Page, read_page
 
 from conformance.cli import main
@@ -24,6 +24,7 @@ from conformance.model import RunResult, Verdict
 from conformance.reporting import html_report
 from conformance.reporting.html_exchanges import BODY_LIMIT, EVENT_LIMIT, exchange_html
 from conformance.reporting.json_report import VERSION
+from conformance.transport import Termination
 
 FAULTS = ["usage-total-wrong", "text-after-finish", "best-of-ignored"]
 
@@ -153,6 +154,19 @@ def test_exchanges_are_cut_to_a_few_kilobytes_with_a_note(failing: RunResult) ->
     shown = exchange_html("greedy/ns", big)
     assert shown.count("x" * 100) <= BODY_LIMIT // 100 + 1
     assert f"first {BODY_LIMIT:,} of 100,000 bytes shown" in shown
+
+
+def test_a_flooding_server_leaves_each_exchange_a_bounded_size() -> None:
+    """20,000 events of 2 KB and a hundred headers of 1 MB: the page shows a bounded part of
+    each and says what it left out."""
+    flood = frames(*(chunk(0, "x" * 2000) for _ in range(20_000)), done=False)
+    exchange = dataclasses.replace(
+        sse_exchange(flood, termination=Termination.EVENT_COUNT_LIMIT),
+        headers=(("X-Bloat", "y" * 1_000_000),) * 100)
+    shown = exchange_html("flood/s", exchange)
+    assert len(shown) < 100_000, len(shown)
+    assert "60 more headers not shown" in shown and "more characters)" in shown
+    assert f"{len(exchange.events) - EVENT_LIMIT} more events not shown" in shown
 
 
 def test_the_fuzz_report_is_one_file_with_its_findings(mock: EmbeddedMock, tmp_path: Path
