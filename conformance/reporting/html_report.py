@@ -179,11 +179,13 @@ def _entry(item: RuleResult, result: RunResult, anchors: Mapping[str, str]) -> s
             "</a></li>" for label in judged) + "</ul>"
     exchanges = (f"<h4>Exchanges judged ({len(judged)})</h4>{listing}"
                  if judged and listing else "")
+    why = (f' <span class="note">{escape(cut(item.message, 160))}</span>'
+           if item.verdict is Verdict.SKIP and item.message else "")
     return (
         f'<details class="rule {verdict}" id="{escape(rule.id)}" data-verdict="{verdict}" '
         f'data-area="{escape(rule.area)}"{" open" if opened else ""}><summary>'
         f"{_badge(verdict)} <b>{escape(rule.id)}</b> [{rule.level}] {escape(rule.title)}"
-        f"</summary><dl class=fields>{head}</dl>{findings}{exchanges}</details>"
+        f"{why}</summary><dl class=fields>{head}</dl>{findings}{exchanges}</details>"
     )
 
 

@@ -15,6 +15,7 @@ from html import unescape
 from pathlib import Path
 
 import pytest
+import yaml
 from harness_support import chunk, frames, run_catalog, sse_exchange
 from html_support import Page, read_page
 
@@ -185,6 +186,29 @@ def test_the_fuzz_report_is_one_file_with_its_findings(mock: EmbeddedMock, tmp_p
     text = page.text["USAGE-001"]
     assert "fuzz/1: POST /completions" in text and "Reproduce" in text
     assert "seed: 5" in html and "a fuzz run does not time its streams" in html
+
+
+def test_the_report_of_a_real_server_replayed_is_one_file(tmp_path: Path) -> None:
+    """llama-cpp-python's recorded answers (``tests/fixtures/lab/``), replayed by the mock:
+    a real server's bodies and streams, its FAILs each leading to a finding."""
+    fixtures = Path(__file__).resolve().parent.parent / "fixtures" / "lab"
+    entry = yaml.safe_load((fixtures / "verdicts.yaml").read_text(encoding="utf-8"))[
+        "llama-cpp-python-openai"]
+    path = tmp_path / "lab.html"
+    replay = ["--replay", str(fixtures / entry["fixture"]), "--replay-timing", "none"]
+    with EmbeddedMock(replay) as server:
+        base_url = server.openai_url.rsplit("/v1", 1)[0] + entry["base_path"]
+        status = main(["run", "-q", "--base-url", base_url, *entry["args"], "--html", str(path)],
+                      io.StringIO(), io.StringIO())
+    assert status in (0, 1)
+    page = assert_self_contained(path.read_text(encoding="utf-8"))
+    failed = [c.attrs["href"] for c in page.by_class("a", "cell") if "FAIL" in c.classes]
+    assert failed and set(failed) == {
+        f"#{rule}" for rule, value in entry["rules"].items()
+        if isinstance(value, dict) and value["verdict"] == "FAIL"}
+    for href in failed:
+        entry_tags = page.inner[str(href)[1:]]
+        assert any("finding" in t.classes for t in entry_tags), href
 
 
 # In a real browser: Debian's chromium, headless, driven by its command-line flags.
