@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from html import escape
 
 WIDTH = 360
-HEIGHT = 150
+HEIGHT = 130
 _LEFT, _RIGHT, _TOP, _BOTTOM = 34, 12, 22, 28
 _PLOT_W, _PLOT_H = WIDTH - _LEFT - _RIGHT, HEIGHT - _TOP - _BOTTOM
 _BASE = HEIGHT - _BOTTOM

@@ -24,7 +24,7 @@ code{font-size:12.5px;word-break:break-all}
 .note{color:#666;font-size:.9em;margin:.2em 0}
 .warning{border:2px solid #c62828;padding:.3em .6em;font-weight:600}
 .glance{display:flex;flex-wrap:wrap;gap:0 3em;align-items:flex-start}
-.glance>section{min-width:0}.latency svg{margin-bottom:.4em}
+.glance>section{min-width:0}.latency svg{margin-bottom:.3em}
 .badge{display:inline-block;padding:.05em .5em;border-radius:3px;font-weight:600;
 font-size:.85em;color:#fff}
 .result{font-size:1.6em;padding:.05em .5em;margin-right:.4em;vertical-align:middle}
@@ -36,9 +36,9 @@ table.grid th{font-weight:600;font-size:.85em;padding:1px .6em 1px 0;white-space
 vertical-align:middle}
 table.grid td{padding:1px 0}
 a.cell{display:inline-block;width:2.6em;margin:1px;text-align:center;color:#fff;
-font-size:.78em;line-height:1.7;text-decoration:none;border-radius:2px}
+font-size:.78em;line-height:1.6;text-decoration:none;border-radius:2px}
 a.cell.SKIP{color:#222;background:#d6d6d6}a.cell:hover,a.cell:focus{outline:2px solid #111}
-.legend span{margin-right:.8em;font-size:.85em}
+.legend{margin-left:1em;font-weight:normal}.legend span{margin-right:.5em;font-size:.8em}
 #filters{margin:.4em 0;font-size:.9em}#filters label{margin-right:.7em}
 details.rule{border:1px solid #ddd;border-left:6px solid #9e9e9e;margin:.35em 0;
 padding:.2em .8em}

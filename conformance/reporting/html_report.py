@@ -61,10 +61,9 @@ def _meta(result: RunResult, written: datetime.datetime) -> str:
     stats = result.stats
     rows: list[tuple[str, str]] = [
         ("Target", "embedded mock" if target.embedded else target.base_url),
-        ("Profile", f"{target.profile}, model {target.model}"),
-        ("Features", ", ".join(target.features) or "none"),
-        ("Date", _when(result, written)),
-        ("Tool", f"{TOOL} {VERSION}"),
+        ("Profile", f"{target.profile}, model {target.model}; features: "
+                    + (", ".join(target.features) or "none")),
+        ("Date", f"{_when(result, written)}, by {TOOL} {VERSION}"),
         ("Options", "; ".join(_options(result))),
         ("Coverage", result.coverage.line()),
     ]
@@ -123,8 +122,8 @@ def _grid(areas: Mapping[str, list[RuleResult]]) -> str:
         rows.append(f'<tr><th><a href="#area-{escape(area)}">{escape(area)}</a></th>'
                     f"<td>{cells}</td></tr>")
     legend = " ".join(f"<span>{_badge(v.value)}</span>" for v in VERDICT_ORDER)
-    return (f'<section id="grid"><h2>Compatibility by area</h2><p class="legend">{legend}</p>'
-            f'<table class="grid">{"".join(rows)}</table></section>')
+    return (f'<section id="grid"><h2>Compatibility by area <span class="legend">{legend}</span>'
+            f'</h2><table class="grid">{"".join(rows)}</table></section>')
 
 
 def _filters(areas: Mapping[str, list[RuleResult]]) -> str:
@@ -202,13 +201,14 @@ def html_report(result: RunResult, *, written: datetime.datetime | None = None) 
         "<meta name='viewport' content='width=device-width, initial-scale=1'>",
         f"<title>{verdict}: completions conformance of {escape(where)}</title>",
         f"<style>{STYLE}</style></head><body>",
-        f"<header><h1>{_badge(verdict, css='badge result')}Completions conformance: "
+        "<header>",
+        f"<h1>{_badge(verdict, css='badge result')}Completions conformance: "
         f"{escape(where)}{strict}</h1>",
         f"<p>{_counts(result)}</p>",
         "".join(f'<p class="warning">{escape(line)}</p>'
                 for line in connection_lines(result) if line == WEAKENED),
         f"{_meta(result, written)}</header>",
-        '<div class="glance">',
+        "<div class='glance'>",
         _grid(areas),
         _latency(result),
         "</div>",
