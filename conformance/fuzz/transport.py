@@ -143,7 +143,7 @@ class RequestGuard:
     def time_spent(self) -> NoReturn:
         """Stop the run: its time budget is spent."""
         self._stop("time budget spent")
-        raise TimeBudgetSpent("the run's time budget is spent")
+        raise TimeBudgetSpent("the run's time budget spent")
 
     def _stop(self, reason: str) -> None:
         """Mark the run spent (the first reason stays) and stop the engine, once."""
