@@ -175,7 +175,7 @@ def _read(raw: Any, response: requests.Response, limits: Limits, watch: Watch
                     f"the body does not decode as {response.headers.get('Content-Encoding')}: "
                     f"{exc}", request=response.request) from exc
         if len(body) > cap or wire > cap:
-            what = "decoded" if len(body) > cap else "on the wire"
+            what = "decoded" if decoder is not None and len(body) > cap else "on the wire"
             del body[cap:]
             return body, Cut(Termination.TOTAL_BYTES_LIMIT, (
                 f"the body passed {_mib(cap)} {what} ({wire} bytes on the wire read): the "
