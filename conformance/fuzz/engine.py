@@ -131,6 +131,8 @@ RECORDED_BYTES = 64 * 1024
 """Of each response body, what the engine's scenario records keep (its default: 1 MiB)."""
 SHRINK_SHARE = 0.2
 """Of a ``--time-budget``, what the search leaves for shrinking its findings."""
+SHRINK_RESERVE_FROM = 10.0
+"""Budgets shorter than this leave nothing aside: the search would get too little to start."""
 UNSHRUNK_KINDS = frozenset({"ResponseTooSlow"})
 """Cuts not shrunk: each candidate would cost the whole total time of a request."""
 
@@ -197,7 +199,7 @@ def _fuzz(settings: Settings, config: FuzzConfig, report: Reporter, *, database:
     guard = RequestGuard(max_requests=config.max_requests, retries=settings.retries,
                          max_wait=settings.max_retry_wait,
                          secret_headers=settings.secret_header_names, network=settings.network,
-                         limits=settings.limits, deadline=started + limit)
+                         limits=settings.limits, time_budget=limit)
     operations = {
         f"{op.method.upper()} {relative_path(settings.profile, op.path)}": name
         for name, op in settings.profile.operations.items()
@@ -215,8 +217,8 @@ def _fuzz(settings: Settings, config: FuzzConfig, report: Reporter, *, database:
     schemas: list[GuardedOpenApiSchema] = []
     try:
         for document, phases in _passes(settings.profile.name, config.phases):
-            left = None if config.time_budget is None else (1 - SHRINK_SHARE) * (
-                config.time_budget) - (time.monotonic() - started)
+            left = None if config.time_budget is None else _search_left(
+                config.time_budget, time.monotonic() - started)
             if guard.spent or (left is not None and left < 1):
                 break
             st_config = _config(settings, replace(config, phases=phases, time_budget=left),
@@ -241,6 +243,12 @@ def _fuzz(settings: Settings, config: FuzzConfig, report: Reporter, *, database:
         result.stop_reason = guard.stop_reason.replace("time budget", f"time budget of "
                                                        f"{limit:g} s")
     return result
+
+
+def _search_left(budget: float, elapsed: float) -> float:
+    """Seconds the search may still take of ``budget``, the shrinking's share put aside."""
+    reserve = SHRINK_SHARE * budget if budget >= SHRINK_RESERVE_FROM else 0.0
+    return budget - reserve - elapsed
 
 
 @dataclass

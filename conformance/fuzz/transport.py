@@ -113,8 +113,11 @@ class RequestGuard:
     as the probes' (:meth:`~conformance.transport.Network.requests_kwargs`)."""
     limits: Limits = field(default_factory=default_limits)
     """Bounds of each answer: its total time (headers included) and its bytes."""
+    time_budget: float | None = None
+    """Seconds the run may send requests for, from its first (the engine's setup is not
+    counted, as schemathesis' own ``max-time`` does not count it); no request outlives it."""
     deadline: float | None = None
-    """When the run's time budget ends (``time.monotonic()``); no request outlives it."""
+    """When the time budget ends (``time.monotonic()``), set by the first request."""
     sleep: Callable[[float], None] = time.sleep
     on_spent: Callable[[], None] | None = None
     sent: int = 0
@@ -129,7 +132,8 @@ class RequestGuard:
     def take(self) -> None:
         """Count one attempt; raise :class:`RequestBudgetSpent` when none is left, and
         :class:`TimeBudgetSpent` when the run's time is up."""
-        if self.deadline is not None and time.monotonic() >= self.deadline:
+        deadline = self._deadline()
+        if deadline is not None and time.monotonic() >= deadline:
             self.time_spent()
         with self._lock:
             if self.max_requests is not None and self.sent >= self.max_requests:
@@ -139,6 +143,14 @@ class RequestGuard:
                 return
         self._stop(f"request budget of {self.max_requests} spent")
         raise RequestBudgetSpent(f"--max-requests {self.max_requests} spent")
+
+    def _deadline(self) -> float | None:
+        """The time budget's end, set by the first request that asks."""
+        if self.deadline is None and self.time_budget is not None:
+            with self._lock:
+                if self.deadline is None:
+                    self.deadline = time.monotonic() + self.time_budget
+        return self.deadline
 
     def time_spent(self) -> NoReturn:
         """Stop the run: its time budget is spent."""
@@ -158,8 +170,9 @@ class RequestGuard:
     def watch(self) -> Watch:
         """The deadline of one request: its total time, or the run's time left if sooner."""
         seconds = self.limits.total_time
-        if self.deadline is not None:
-            left = self.deadline - time.monotonic()
+        deadline = self._deadline()
+        if deadline is not None:
+            left = deadline - time.monotonic()
             if left < seconds:
                 return Watch(max(left, 0.001), budget=True)
         return Watch(seconds)

@@ -175,7 +175,7 @@ def test_an_endless_stream_keeps_its_complete_events_and_names_the_cut() -> None
 
 def test_the_run_time_budget_cuts_a_request_in_flight_and_stops_the_run() -> None:
     stopped: list[bool] = []
-    guard = RequestGuard(limits=Limits(total_time=30.0), deadline=time.monotonic() + 1.0,
+    guard = RequestGuard(limits=Limits(total_time=30.0), time_budget=1.0,
                          on_spent=lambda: stopped.append(True))
     with hostile(drip()) as url:
         started = time.monotonic()
