@@ -157,7 +157,9 @@ def judge(rule: Rule, run: FuzzRun, sample: Sample) -> Violation | None:
     try:
         rule.check(context)
     except Violation as violation:
-        return violation
+        # a failure is kept until its scenario ends (hundreds of cases in the coverage phase);
+        # its traceback would keep the check's frames, and with them the whole exchange
+        return violation.with_traceback(None)
     except (NotApplicable, HarnessProblem):
         return None
     return None

@@ -96,7 +96,9 @@ def add_parser(commands: argparse._SubParsersAction) -> argparse.ArgumentParser:
         "(completions-conformance/hypothesis/examples under $XDG_CACHE_HOME or ~/.cache)")
     groups["limits"].add_argument(
         "--time-budget", type=float, metavar="S",
-        help="search for S seconds, then stop (fuzzing repeats until then)")
+        help="search for S seconds, then stop (fuzzing repeats until then); the whole run, "
+        "shrinking included, ends by S, a request in flight cut there (default: no repeats, "
+        f"and the run ends after {FuzzConfig.time_limit:g} s at the latest)")
     reports = fuzz_parser.add_argument_group("reports")
     reports.add_argument("--json", metavar="FILE", help="write the JSON report")
     reports.add_argument("--junit-xml", metavar="FILE", help="write a JUnit XML report")

@@ -51,9 +51,9 @@ from .progress import Messages, Reporter, Tally
 from .shrink import shrink_case, shrink_cut
 from .storage import default_example_db, hypothesis_dir, hypothesis_home, user_cache_dir
 from .transport import (
+    BudgetSpent,
     GuardedOpenApiSchema,
     NetworkFailure,
-    RequestBudgetSpent,
     RequestGuard,
     guard_schema,
 )
@@ -80,6 +80,11 @@ class FuzzConfig:
     workers: int = 1
     caps: Caps = field(default_factory=Caps)
     time_budget: float | None = None
+    """``--time-budget``: the search repeats until then, and the whole run (shrinking
+    included) ends by then."""
+    time_limit: float = 600.0
+    """Without a ``time_budget``, when the run ends at the latest: a server that answers
+    slowly, or never, still gets a report."""
     max_requests: int | None = None
     mode: Mode = "all"
     strict: bool = False
@@ -124,6 +129,14 @@ class FuzzResult:
 
 
 Progress = Callable[[str], None]
+RECORDED_BYTES = 64 * 1024
+"""Of each response body, what the engine's scenario records keep (its default: 1 MiB)."""
+SHRINK_SHARE = 0.2
+"""Of a ``--time-budget``, what the search leaves for shrinking its findings."""
+SHRINK_RESERVE_FROM = 10.0
+"""Budgets shorter than this leave nothing aside: the search would get too little to start."""
+UNSHRUNK_KINDS = frozenset({"ResponseTooSlow"})
+"""Cuts not shrunk: each candidate would cost the whole total time of a request."""
 
 
 def _config(settings: Settings, config: FuzzConfig, seed: int, checks: list[str], *,
@@ -141,6 +154,9 @@ def _config(settings: Settings, config: FuzzConfig, seed: int, checks: list[str]
         # a server may have several defects: keep testing after the first one is found
         "continue-on-failure": True,
         "phases": phases,
+        # the engine keeps every response of an operation's scenario until it ends (hundreds in
+        # the coverage phase): the report needs an excerpt of each, not a megabyte
+        "output": {"truncation": {"max-recorded-payload-size": RECORDED_BYTES}},
         "checks": {"enabled": False, **{name: {"enabled": True} for name in checks}},
         "generation": {
             "mode": config.mode,
@@ -180,9 +196,12 @@ def _fuzz(settings: Settings, config: FuzzConfig, report: Reporter, *, database:
     rules = select_rules(settings, strict=config.strict, select=list(config.select),
                          deselect=list(config.deselect))
     checks = [*BUILTIN_CHECKS, *(rule.id for rule in rules)]
+    started = time.monotonic()
+    limit = config.time_budget or config.time_limit
     guard = RequestGuard(max_requests=config.max_requests, retries=settings.retries,
                          max_wait=settings.max_retry_wait,
-                         secret_headers=settings.secret_header_names, network=settings.network)
+                         secret_headers=settings.secret_header_names, network=settings.network,
+                         limits=settings.limits, time_budget=limit)
     operations = {
         f"{op.method.upper()} {relative_path(settings.profile, op.path)}": name
         for name, op in settings.profile.operations.items()
@@ -194,15 +213,14 @@ def _fuzz(settings: Settings, config: FuzzConfig, report: Reporter, *, database:
     rule_of = _unanswered_rule_of(settings, operations)
     collector = FindingCollector(settings.secret_header_names, network=settings.network,
                                  rule_of=rule_of)
-    started = time.monotonic()
     live = _Live(report, Tally(requests=lambda: guard.sent, budget=config.time_budget))
     report.begin(live.tally)
     report.message(f"seed {seed}: replay this run with --seed {seed}")
     schemas: list[GuardedOpenApiSchema] = []
     try:
         for document, phases in _passes(settings.profile.name, config.phases):
-            left = None if config.time_budget is None else config.time_budget - (
-                time.monotonic() - started)
+            left = None if config.time_budget is None else _search_left(
+                config.time_budget, time.monotonic() - started)
             if guard.spent or (left is not None and left < 1):
                 break
             st_config = _config(settings, replace(config, phases=phases, time_budget=left),
@@ -223,9 +241,16 @@ def _fuzz(settings: Settings, config: FuzzConfig, report: Reporter, *, database:
     result.unreachable = bool(guard.network_failures) and not guard_answered(guard) and all(
         not failure.connected for failure in guard.network_failures
     )
-    if guard.spent:
-        result.stop_reason = f"request budget of {config.max_requests} spent"
+    if guard.spent and guard.stop_reason is not None:
+        result.stop_reason = guard.stop_reason.replace("time budget", f"time budget of "
+                                                       f"{limit:g} s")
     return result
+
+
+def _search_left(budget: float, elapsed: float) -> float:
+    """Seconds the search may still take of ``budget``, the shrinking's share put aside."""
+    reserve = SHRINK_SHARE * budget if budget >= SHRINK_RESERVE_FROM else 0.0
+    return budget - reserve - elapsed
 
 
 @dataclass
@@ -304,7 +329,8 @@ def _shrink_findings(settings: Settings, caps: Caps, guard: RequestGuard,
         return cap(body, caps, friendli=friendli)
 
     for finding in collector.findings()[:MAX_SHRUNK]:
-        if finding.case is None:
+        if finding.case is None or (finding.check == CONNECTION
+                                    and connection_kind(finding.key) in UNSHRUNK_KINDS):
             continue
         live.enter("shrinking")
         say(f"shrinking {finding.key} on {finding.operation}")
@@ -321,8 +347,8 @@ def _shrink_findings(settings: Settings, caps: Caps, guard: RequestGuard,
                 continue
             best = shrink_case(finding.case, check=finding.check, key=finding.key,
                                headers=headers, prepare=prepare)
-        except RequestBudgetSpent:
-            say("request budget spent while shrinking: the other findings stay as found")
+        except BudgetSpent as spent:
+            say(f"{spent} while shrinking: the other findings stay as found")
             return
         if best.case is not None and best.response is not None and best.failure is not None:
             collector.replace(shrunk_finding(finding, best.case, best.response, best.failure,

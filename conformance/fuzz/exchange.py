@@ -24,6 +24,7 @@ from conformance.transport import (
     redact_url,
 )
 
+from .bounded import cut_of
 from .stream import MEDIA_TYPE, parse_stream
 
 SKIPPED_HEADERS = frozenset(
@@ -70,8 +71,9 @@ def to_exchange(response: schemathesis.Response, *, secret_headers: Iterable[str
                 ) -> Exchange:
     """The response as an exchange; a stream is parsed by the harness's SSE parser.
 
-    A stream schemathesis stopped reading (its request timeout or event limit) ends in the
-    matching harness limit, so the framing rules do not mistake the cut for the server's end.
+    A stream schemathesis stopped reading (its event limit), or that the bounded reader cut
+    (:mod:`conformance.fuzz.bounded`: bytes, total time), ends in the matching harness limit, so
+    the framing rules do not mistake the cut for the server's end.
     """
     headers = tuple(
         (name, value) for name, values in response.headers.items() for value in values
@@ -82,9 +84,12 @@ def to_exchange(response: schemathesis.Response, *, secret_headers: Iterable[str
     is_sse = media == MEDIA_TYPE or request.wants_stream
     parsed = parse_stream(response.content) if is_sse else None
     termination, error = Termination.EOF, None
+    cut = cut_of(response.request)
     if parsed is not None and parsed.halted is not None:
         termination = Termination(parsed.halted)
         error = f"SSE parser stopped: {parsed.observations[-1].message}"
+    elif cut is not None and not (parsed is not None and len(parsed.events) >= MAX_EVENTS):
+        termination, error = cut.termination, cut.message  # a harness limit, named
     elif response.stream_cut_short:
         count = len(parsed.events) if parsed is not None else 0
         termination = (Termination.EVENT_COUNT_LIMIT if count >= MAX_EVENTS

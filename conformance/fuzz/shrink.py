@@ -13,7 +13,8 @@ secondary corpus of an example database under the search's key
 it, resending each candidate (capped like every fuzz request) and running the one check that
 failed. The last candidate that failed the same way is the reproduction.
 
-A search is bounded by ``max_requests`` requests (and the run's budget and guard still apply).
+A search is bounded by ``max_requests`` requests (and the run's budgets and guard still
+apply: a spent time budget ends it too).
 A finding that does not fail again when replayed, or whose body is not JSON, keeps the example
 the engine found. A request that got no complete response (a stream cut short) is shrunk the
 same way, to the smallest reduction the server still cuts short (:func:`shrink_cut`).
@@ -37,7 +38,7 @@ from schemathesis.core.failures import Failure, FailureGroup
 from spec import JSON
 
 from .checks import RuleFailure
-from .transport import NetworkFailure, RequestBudgetSpent
+from .transport import BudgetSpent, NetworkFailure
 
 SEARCH_KEY = b"conformance-fuzz-shrink"
 
@@ -236,7 +237,7 @@ def _search(case: schemathesis.Case, fails: Callable[[schemathesis.Case], bool],
     try:
         hypothesis.find(reductions(case.body), candidate_fails, settings=search_settings,
                         database_key=SEARCH_KEY)
-    except RequestBudgetSpent:
+    except BudgetSpent:
         raise
     except Exception:
         pass  # NoSuchExample (it did not fail again) or Flaky: the caller holds what was found

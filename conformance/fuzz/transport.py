@@ -16,6 +16,13 @@ probes go: the run's TLS trust, client certificate and proxy are passed explicit
 would otherwise read the environment on its own terms). When the budget is spent it stops the
 engine and refuses further requests with :class:`RequestBudgetSpent` (a ``KeyboardInterrupt``,
 the signal schemathesis itself uses to end a run early).
+
+Every answer is bounded too. Each request runs under a :class:`~conformance.fuzz.deadline.Watch`
+(the request's total time, ``--timeout``, or what is left of the run's time budget if less),
+which ends the header phase as well as the body; each body is read by
+:func:`~conformance.fuzz.bounded.read_body` under the harness's byte limits, before schemathesis
+sees it. A request the run's time budget cut ends the run (:class:`TimeBudgetSpent`), as the
+request budget does.
 """
 
 from __future__ import annotations
@@ -25,15 +32,17 @@ import dataclasses
 import threading
 import time
 import warnings
+import weakref
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from http.client import RemoteDisconnected
-from typing import Any, cast
+from typing import Any, NoReturn, cast
 
 import requests
 import schemathesis
 import urllib3
 from requests.adapters import HTTPAdapter
+from schemathesis.engine import context as st_context
 from schemathesis.specs.openapi.schemas import OpenApiSchema
 from schemathesis.transport.requests import (
     REQUESTS_TRANSPORT,
@@ -42,13 +51,32 @@ from schemathesis.transport.requests import (
 )
 
 from conformance.client import RETRY_STATUSES, parse_retry_after
-from conformance.transport import DIRECT, Network, RecordedRequest, Termination, lost_before_answer
+from conformance.settings import default_limits
+from conformance.transport import (
+    DIRECT,
+    Limits,
+    Network,
+    RecordedRequest,
+    Termination,
+    lost_before_answer,
+)
 
+from .bounded import ResponseTooLarge, ResponseTooSlow, read_body, too_slow
+from .deadline import Watch, watch_pools
 from .exchange import prepared_request
 
 
-class RequestBudgetSpent(KeyboardInterrupt):
-    """``--max-requests`` requests were sent; the run stops here."""
+class BudgetSpent(KeyboardInterrupt):
+    """The run's budget is spent; the run stops here (the engine ends on a
+    ``KeyboardInterrupt``)."""
+
+
+class RequestBudgetSpent(BudgetSpent):
+    """``--max-requests`` requests were sent."""
+
+
+class TimeBudgetSpent(BudgetSpent):
+    """The run's time budget (``--time-budget``, or the default) is spent."""
 
 
 @dataclass(frozen=True)
@@ -83,27 +111,71 @@ class RequestGuard:
     network: Network = DIRECT
     """How every request reaches the server (TLS trust, client certificate, proxy), the same
     as the probes' (:meth:`~conformance.transport.Network.requests_kwargs`)."""
+    limits: Limits = field(default_factory=default_limits)
+    """Bounds of each answer: its total time (headers included) and its bytes."""
+    time_budget: float | None = None
+    """Seconds the run may send requests for, from its first (the engine's setup is not
+    counted, as schemathesis' own ``max-time`` does not count it); no request outlives it."""
+    deadline: float | None = None
+    """When the time budget ends (``time.monotonic()``), set by the first request."""
     sleep: Callable[[float], None] = time.sleep
     on_spent: Callable[[], None] | None = None
     sent: int = 0
     retried: int = 0
     waited: float = 0.0
     spent: bool = False
+    stop_reason: str | None = None
+    """Why the run was stopped early (a budget spent), in words for the report."""
     network_failures: list[NetworkFailure] = field(default_factory=list)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def take(self) -> None:
-        """Count one attempt; raise :class:`RequestBudgetSpent` when none is left."""
+        """Count one attempt; raise :class:`RequestBudgetSpent` when none is left, and
+        :class:`TimeBudgetSpent` when the run's time is up."""
+        deadline = self._deadline()
+        if deadline is not None and time.monotonic() >= deadline:
+            self.time_spent()
         with self._lock:
             if self.max_requests is not None and self.sent >= self.max_requests:
-                first = not self.spent
-                self.spent = True
+                pass
             else:
                 self.sent += 1
                 return
+        self._stop(f"request budget of {self.max_requests} spent")
+        raise RequestBudgetSpent(f"--max-requests {self.max_requests} spent")
+
+    def _deadline(self) -> float | None:
+        """The time budget's end, set by the first request that asks."""
+        if self.deadline is None and self.time_budget is not None:
+            with self._lock:
+                if self.deadline is None:
+                    self.deadline = time.monotonic() + self.time_budget
+        return self.deadline
+
+    def time_spent(self) -> NoReturn:
+        """Stop the run: its time budget is spent."""
+        self._stop("time budget spent")
+        raise TimeBudgetSpent("the run's time budget spent")
+
+    def _stop(self, reason: str) -> None:
+        """Mark the run spent (the first reason stays) and stop the engine, once."""
+        with self._lock:
+            first = not self.spent
+            self.spent = True
+            if first:
+                self.stop_reason = reason
         if first and self.on_spent is not None:
             self.on_spent()
-        raise RequestBudgetSpent(f"--max-requests {self.max_requests} spent")
+
+    def watch(self) -> Watch:
+        """The deadline of one request: its total time, or the run's time left if sooner."""
+        seconds = self.limits.total_time
+        deadline = self._deadline()
+        if deadline is not None:
+            left = deadline - time.monotonic()
+            if left < seconds:
+                return Watch(max(left, 0.001), budget=True)
+        return Watch(seconds)
 
     def take_if_room(self) -> bool:
         """Count one more attempt when the budget allows it (the fresh-connection retry, which
@@ -156,6 +228,8 @@ failed while the request was sent or before the status line was read: no respons
 
 def _termination(exc: requests.RequestException) -> Termination:
     """How ``conformance run``'s recorder would end the exchange that failed with ``exc``."""
+    if isinstance(exc, (ResponseTooLarge, ResponseTooSlow)):
+        return exc.termination
     if _never_connected(exc):
         return Termination.CONNECT_ERROR
     if isinstance(exc, requests.Timeout):
@@ -170,10 +244,26 @@ def _answered(exc: requests.RequestException) -> bool:
                 and isinstance(reason.args[1], _NO_ANSWER))
 
 
-class FreshRetryAdapter(HTTPAdapter):
-    """A session's adapter that sends a request lost before any answer once more, on a
-    connection of its own (:func:`~conformance.transport.lost_before_answer`), under the guard's
-    budget; a second loss is raised as a network failure that no retry above it repeats."""
+class WatchedAdapter(HTTPAdapter):
+    """An adapter whose connections hand their socket to the request's
+    :class:`~conformance.fuzz.deadline.Watch` (:func:`~conformance.fuzz.deadline.watch_pools`)."""
+
+    def init_poolmanager(self, *args: Any, **kwargs: Any) -> None:
+        super().init_poolmanager(*args, **kwargs)
+        watch_pools(self.poolmanager)
+
+    def proxy_manager_for(self, proxy: str, **proxy_kwargs: Any) -> Any:
+        manager = super().proxy_manager_for(proxy, **proxy_kwargs)
+        watch_pools(manager)
+        return manager
+
+
+class FreshRetryAdapter(WatchedAdapter):
+    """A session's adapter that bounds every answer (the guard's :meth:`~RequestGuard.watch`
+    and limits, :func:`~conformance.fuzz.bounded.read_body`) and sends a request lost before
+    any answer once more, on a connection of its own
+    (:func:`~conformance.transport.lost_before_answer`), under the guard's budget; a second
+    loss is raised as a network failure that no retry above it repeats."""
 
     def __init__(self, guard: RequestGuard) -> None:
         super().__init__()
@@ -184,8 +274,30 @@ class FreshRetryAdapter(HTTPAdapter):
              verify: bool | str = True,
              cert: bytes | str | tuple[bytes | str, bytes | str] | None = None,
              proxies: Mapping[str, str] | None = None) -> requests.Response:
-        options: dict[str, Any] = {"stream": stream, "timeout": timeout, "verify": verify,
+        # the body is read below, bounded, whatever the caller asked
+        options: dict[str, Any] = {"stream": True, "timeout": timeout, "verify": verify,
                                    "cert": cert, "proxies": proxies}
+        with self.guard.watch() as watch:
+            try:
+                response = self._answer(request, options)
+            except requests.ConnectionError as exc:
+                if not watch.expired:
+                    raise
+                if watch.budget:
+                    self.guard.time_spent()
+                raise too_slow(watch, where="the status line and headers did not end",
+                               request=request) from exc
+            try:
+                read_body(response, self.guard.limits, watch)
+            finally:  # a body the run's budget cut is not the server's: the run ends here
+                if watch.expired and watch.budget:
+                    self.guard.time_spent()
+        return response
+
+    def _answer(self, request: requests.PreparedRequest, options: dict[str, Any]
+                ) -> requests.Response:
+        """The answer's status line and headers, sent once more on a fresh connection when the
+        first was lost before any answer."""
         try:
             return super().send(request, **options)
         except requests.ConnectionError as exc:
@@ -193,13 +305,13 @@ class FreshRetryAdapter(HTTPAdapter):
                 raise
             if not self.guard.take_if_room():
                 raise _final(exc, "not sent again: the request budget is spent") from exc
-        fresh = HTTPAdapter()  # its own pool: the retry cannot land on another idle connection
+        fresh = WatchedAdapter()  # its own pool: the retry cannot land on another idle connection
         try:
             return fresh.send(request, **options)
         except requests.ConnectionError as again:
             raise _final(again, "the second attempt, on a fresh connection") from again
         finally:
-            fresh.close()  # idle connections only: a streamed answer still reads its own
+            fresh.close()  # idle connections only: the answer's body is still to be read
 
 
 def _final(exc: requests.ConnectionError, why: str) -> requests.ConnectionError:
@@ -298,4 +410,39 @@ def guard_schema(schema: OpenApiSchema, guard: RequestGuard) -> GuardedOpenApiSc
     schema.__class__ = GuardedOpenApiSchema
     guarded = cast(GuardedOpenApiSchema, schema)
     guarded._guarded_transport = GuardedTransport(guard)
+    _guard_sessions(guarded.config, guard)
     return guarded
+
+
+_SESSION_GUARDS: dict[int, RequestGuard] = {}
+"""The guard of each guarded schema's configuration, by ``id`` (configurations are not
+hashable); an entry goes with its configuration."""
+
+
+def _guard_sessions(config: object, guard: RequestGuard) -> None:
+    """Bound the sessions schemathesis makes for ``config`` itself.
+
+    One request does not go through the transport: the engine's probing phase sends its
+    probes (``GET`` the base URL) on a session of its own, with ``session.send``, and reads the
+    whole body; against a compression bomb that alone took a run past 3 GB. Schemathesis makes
+    that session, like its workers' sessions, with ``schemathesis.engine.context.make_session``
+    (probing cannot be turned off), so that function is wrapped, once, to mount the guard's
+    bounded adapter on the sessions of guarded configurations; other schemas' are untouched.
+    Probes are not counted against the request budget: they are the engine's, not the search's.
+    """
+    key = id(config)
+    _SESSION_GUARDS[key] = guard
+    weakref.finalize(config, _SESSION_GUARDS.pop, key, None)
+    original = st_context.make_session
+    if getattr(original, "conformance_guarded", False):
+        return
+
+    def make_session(config: Any, *, operation: Any = None) -> requests.Session:
+        session = original(config, operation=operation)
+        found = _SESSION_GUARDS.get(id(config))
+        if found is not None:
+            _guarded(session, found)
+        return session
+
+    make_session.conformance_guarded = True  # type: ignore[attr-defined]
+    st_context.make_session = make_session

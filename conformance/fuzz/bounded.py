@@ -1,0 +1,197 @@
+"""Every fuzz response body is read once, here, under the harness's limits.
+
+Schemathesis reads a body with ``response.content``, and ``requests`` decompresses without a
+bound: a 10 MB gzip body that expands to 10 GB took a run past 3 GB of memory. So the guarded
+adapter (:mod:`conformance.fuzz.transport`) reads every body itself, before schemathesis or a
+check sees it: the wire bytes in chunks, decoded by the harness's bounded decoder
+(:func:`conformance.transport.decoding.make_decoder`), at most ``max_total_bytes`` on the wire
+and once decoded (:data:`conformance.settings.MAX_TOTAL_BYTES`), all under the request's
+:class:`~conformance.fuzz.deadline.Watch`. The response then holds the bytes read
+(``_content``) and a raw stream that replays them, so schemathesis' own readers (``content``,
+its event-stream reader) go on as before, on bounded bytes.
+
+A body cut by a limit: a JSON (or any non-stream) body is no answer at all and is raised as
+:class:`ResponseTooLarge` or :class:`ResponseTooSlow`, which the guard records as a request that
+got no whole answer (a finding naming the limit); an event stream keeps the events read, and
+its cut (:func:`cut_of`) ends the exchange in the matching
+:class:`~conformance.transport.Termination`, as ``conformance run``'s recorder does.
+"""
+
+from __future__ import annotations
+
+import io
+import weakref
+import zlib
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import requests
+import urllib3
+from schemathesis.core.transport import STREAM_CUT_SHORT_ATTRIBUTE, is_event_stream
+
+from conformance.transport import Limits, Termination
+from conformance.transport.decoding import make_decoder
+
+from .deadline import Watch
+
+CHUNK = 64 * 1024
+STEP = 1 << 20
+"""Decoded bytes taken at a time: a bomb's expansion never sits in memory twice over."""
+
+
+@dataclass(frozen=True)
+class Cut:
+    """Why the harness stopped reading a body, in words that name the limit."""
+
+    termination: Termination
+    message: str
+
+
+class ResponseTooLarge(requests.exceptions.ChunkedEncodingError):
+    """The body passed ``max_total_bytes``, on the wire or decoded (a compression bomb)."""
+
+    termination = Termination.TOTAL_BYTES_LIMIT
+
+
+class ResponseTooSlow(requests.Timeout):
+    """No whole answer (status line, headers and body) within the request's total time."""
+
+    termination = Termination.TOTAL_TIME_LIMIT
+
+
+_CUTS: weakref.WeakKeyDictionary[requests.PreparedRequest, Cut] = weakref.WeakKeyDictionary()
+
+
+def cut_of(request: requests.PreparedRequest) -> Cut | None:
+    """How the answer to ``request`` (an event stream) was cut short by a limit, if it was."""
+    return _CUTS.get(request)
+
+
+def _mib(size: int) -> str:
+    return f"{size / (1 << 20):g} MiB"
+
+
+def too_slow(watch: Watch, *, where: str, request: requests.PreparedRequest) -> ResponseTooSlow:
+    """The error of a request whose answer did not end by the watch's deadline."""
+    return ResponseTooSlow(f"no whole answer within {watch.seconds:g} s ({where}): the "
+                           f"total-time-limit of one request", request=request)
+
+
+class Replay:
+    """The raw response as read: its headers and version, and a body replayed from memory."""
+
+    def __init__(self, raw: Any, body: bytes) -> None:
+        self._raw = raw
+        self._body = io.BytesIO(body)
+
+    def read1(self, amt: int | None = -1, decode_content: bool | None = None) -> bytes:
+        return self._body.read1(-1 if amt is None else amt)
+
+    def read(self, amt: int | None = None, decode_content: bool | None = None,
+             cache_content: bool = False) -> bytes:
+        return self._body.read(amt)
+
+    def stream(self, amt: int = CHUNK, decode_content: bool | None = None) -> Iterator[bytes]:
+        while chunk := self._body.read(amt):
+            yield chunk
+
+    def close(self) -> None:
+        pass
+
+    def release_conn(self) -> None:
+        pass
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._raw, name)
+
+
+def read_body(response: requests.Response, limits: Limits, watch: Watch) -> None:
+    """Read ``response``'s body under ``limits`` and ``watch`` (see the module docstring).
+
+    Raises :class:`ResponseTooLarge` / :class:`ResponseTooSlow` when a body that is not an
+    event stream is cut, and the error ``requests`` would raise when the connection fails.
+    """
+    raw = response.raw
+    stream = is_event_stream(response.headers.get("Content-Type"))
+    try:
+        buffer, cut = _read(raw, response, limits, watch)
+    finally:
+        raw.close()  # a body read to its end leaves nothing; a cut one must not be reused
+        raw.release_conn()
+    if cut is not None and not stream:
+        del buffer  # schemathesis keeps errors, and with them this frame: not the 16 MiB
+        error = ResponseTooSlow if cut.termination is Termination.TOTAL_TIME_LIMIT \
+            else ResponseTooLarge
+        raise error(cut.message, request=response.request)
+    if cut is not None:  # what schemathesis keeps of a stream it cuts: the complete events
+        del buffer[_events_end(buffer):]
+    body = bytes(buffer)
+    del buffer
+    response._content = body
+    response._content_consumed = True
+    response.raw = Replay(raw, body)
+    if cut is not None:
+        setattr(response, STREAM_CUT_SHORT_ATTRIBUTE, True)
+        _CUTS[response.request] = cut
+
+
+def _events_end(stream: bytearray) -> int:
+    """Where the last complete event of ``stream`` ends (after its blank line), or 0."""
+    return max(stream.rfind(end) + len(end) if stream.rfind(end) >= 0 else 0
+               for end in (b"\n\n", b"\r\n\r\n", b"\r\r"))
+
+
+def _read(raw: Any, response: requests.Response, limits: Limits, watch: Watch
+          ) -> tuple[bytearray, Cut | None]:
+    decoder = make_decoder(response.headers.get("Content-Encoding"))
+    cap = limits.max_total_bytes
+    body = bytearray()
+    wire = 0
+    while True:
+        try:
+            chunk = raw.read1(CHUNK, decode_content=False)
+        except (urllib3.exceptions.HTTPError, OSError) as exc:
+            if watch.expired:
+                chunk = b""
+            else:
+                raise _as_requests_error(exc, response) from exc
+        if watch.expired:
+            return body, Cut(Termination.TOTAL_TIME_LIMIT, str(too_slow(
+                watch, where=f"the body did not end, {wire} bytes read",
+                request=response.request)))
+        wire += len(chunk)
+        if decoder is None:
+            body += chunk
+        else:
+            try:  # at the end (an empty chunk), what the bounded decoder held back
+                data = decoder.decode(chunk, STEP)
+                body += data
+                while len(data) > STEP and len(body) <= cap:  # more is held back
+                    data = decoder.decode(b"", STEP)
+                    body += data
+            except zlib.error as exc:
+                raise requests.exceptions.ContentDecodingError(
+                    f"the body does not decode as {response.headers.get('Content-Encoding')}: "
+                    f"{exc}", request=response.request) from exc
+        if len(body) > cap or wire > cap:
+            what = "decoded" if decoder is not None and len(body) > cap else "on the wire"
+            del body[cap:]
+            return body, Cut(Termination.TOTAL_BYTES_LIMIT, (
+                f"the body passed {_mib(cap)} {what} ({wire} bytes on the wire read): the "
+                f"total-bytes-limit of one response"))
+        if not chunk:
+            return body, None
+
+
+def _as_requests_error(exc: Exception, response: requests.Response
+                       ) -> requests.RequestException:
+    """What ``requests`` raises for ``exc`` while it reads a body (``iter_content``)."""
+    request = response.request
+    if isinstance(exc, urllib3.exceptions.ProtocolError):
+        return requests.exceptions.ChunkedEncodingError(exc, request=request)
+    if isinstance(exc, urllib3.exceptions.DecodeError):
+        return requests.exceptions.ContentDecodingError(exc, request=request)
+    if isinstance(exc, urllib3.exceptions.SSLError):
+        return requests.exceptions.SSLError(exc, request=request)
+    return requests.ConnectionError(exc, request=request)
