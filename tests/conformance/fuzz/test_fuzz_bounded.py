@@ -198,7 +198,7 @@ def _fuzz_child(url: str, report: Path, *flags: str) -> tuple[subprocess.Complet
               "sys.exit(code)\n")
     done = subprocess.run(
         [sys.executable, "-c", script, "fuzz", "--base-url", url, "--max-examples", "5",
-         "--seed", "1", "--no-example-db", "-q", "--json", str(report), *flags],
+         "--seed", "1", "-q", "--json", str(report), *flags],
         capture_output=True, text=True, timeout=300, cwd=REPO)
     peak = int(done.stderr.rsplit("PEAK ", 1)[1].split()[0])
     return done, peak
