@@ -12,13 +12,13 @@ schemathesis and the SSE rules never disagree about where an event starts or end
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 
 import schemathesis
 
 from conformance.sse import Comment, Observation, SSEEvent, SSEParser
 from conformance.views import DONE
+from conformance.wire_json import parse_json
 from spec import JSON
 
 MEDIA_TYPE = "text/event-stream"
@@ -75,7 +75,7 @@ def payloads(content: bytes) -> list[JSON]:
             decoded.append(DONE)
             continue
         try:
-            decoded.append(json.loads(event.data))
+            decoded.append(parse_json(event.data))
         except ValueError as exc:
             raise ValueError(f"event {position} is neither JSON nor [DONE]: {exc}: "
                              f"{event.data[:120]!r}") from None

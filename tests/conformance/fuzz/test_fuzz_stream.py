@@ -23,6 +23,7 @@ def test_every_valid_framing_is_read() -> None:
     (b"data: {\"a\": 1\n\n", "neither JSON"),
     (b"data: {\"a\": 1}\n\ndata: [DONE]", "unterminated-event"),
     (b"data: \xff\n\n", "invalid-utf8"),
+    (b"data: " + b"[" * 100_000 + b"]" * 100_000 + b"\n\n", "nested deeper than 100 levels"),
 ])
 def test_broken_streams_are_undecodable(content: bytes, problem: str) -> None:
     with pytest.raises(ValueError, match=problem):
