@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 from conformance.model import RuleResult, RunResult, RunStats
+from conformance.refusal import RATE_LIMIT_HINT
 from spec import JSON
 
 
@@ -56,8 +57,7 @@ def refused_line(stats: RunStats) -> str | None:
     total = sum(count for _, count, _ in stats.refused)
     kinds = ", ".join(f"{REFUSAL_WORDS.get(kind, kind)} {count}"
                       for kind, count, _ in stats.refused)
-    hint = ("; lower --concurrency or raise --retries"
-            if stats.refused_count("rate-limited") else "")
+    hint = f"; {RATE_LIMIT_HINT}" if stats.refused_count("rate-limited") else ""
     return (f"refused, not judged: {total} of {stats.completions} completion requests "
             f"({kinds}){hint}")
 
