@@ -8,6 +8,7 @@ Routes (spec: ``paths`` of ``spec/completions.yaml``)::
     GET  /openapi.yaml, /openapi.json  the contract, exactly as validated against
     GET  /health                     liveness (no key needed)
     GET  /mock/faults                the fault catalog
+    GET  /tokenizer/{model}/{file}   the tokenizer as a Hugging Face directory's files
     POST/GET a --profile's own paths   its completions and models (``mockserver.contracts``)
 
 State lives in typed ``web.AppKey`` entries (``mockserver.http.state``); the engine is loaded
@@ -26,7 +27,7 @@ from reference_engine import Engine
 from .config import MockConfig
 from .contracts import route_table
 from .faults import ActiveFaults, Chaos, parse_fault_names
-from .http import completions, handlers, tokenize
+from .http import completions, handlers, tokenize, tokenizer_files
 from .http.cache import ResultCache
 from .http.latency import Latency
 from .http.middleware import errors, gate, rate_limit_headers
@@ -101,6 +102,7 @@ def create_app(
         web.get("/mock/faults", handlers.fault_catalog),
         web.post("/tokenize", tokenize.tokenize),
         web.post("/detokenize", tokenize.detokenize),
+        web.get(tokenizer_files.ROUTE, tokenizer_files.tokenizer_file),
     ])
     return app
 

@@ -13,19 +13,24 @@ from spec import JSON
 from .. import sse
 from ..faults import all_faults
 from .state import CONFIG, ENGINE, REQUEST_STATE
+from .tokenizer_files import file_paths
 
 JSON_TYPE = "application/json"
 
 
 async def models(request: web.Request) -> web.Response:
+    """The one model; beside OpenAI's four fields, ``tokenizer`` says where its Hugging Face
+    tokenizer files are served (``tokenizer_files``), for clients that count tokens."""
     state = request[REQUEST_STATE]
+    model_id = request.app[ENGINE].model_id
     body: JSON = {
         "object": "list",
         "data": [{
-            "id": request.app[ENGINE].model_id,
+            "id": model_id,
             "object": "model",
             "created": request.app[CONFIG].models_created,
             "owned_by": "completions-conformance",
+            "tokenizer": {"format": "huggingface", "files": file_paths(model_id)},
         }],
     }
     body = state.faults.alter_response(body, state.ctx)
