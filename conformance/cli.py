@@ -22,6 +22,7 @@ from conformance.model import RunResult
 from conformance.rules import CATALOG
 from conformance.runner import execute
 from conformance.transport import Exchange
+from conformance.transport.heap import return_large_blocks
 
 from .broken_pipe import quiet_on_broken_pipe
 from .configure import (
@@ -173,6 +174,7 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None,
     out = out or sys.stdout
     err = err or sys.stderr
     args = _parser().parse_args(argv)
+    return_large_blocks()  # what the limits bound is what the process holds (transport/heap)
     try:
         if args.command == "list":
             return _list(args, out)

@@ -20,6 +20,7 @@ its cut (:func:`cut_of`) ends the exchange in the matching
 from __future__ import annotations
 
 import io
+import json
 import weakref
 import zlib
 from collections.abc import Iterator
@@ -27,11 +28,14 @@ from dataclasses import dataclass
 from typing import Any
 
 import requests
+import schemathesis
 import urllib3
+from schemathesis.core import NOT_SET
 from schemathesis.core.transport import STREAM_CUT_SHORT_ATTRIBUTE, is_event_stream
 
 from conformance.transport import Limits, Termination
 from conformance.transport.decoding import make_decoder
+from conformance.wire_json import TooDeep, parse_json
 
 from .deadline import Watch
 
@@ -104,6 +108,40 @@ class Replay:
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._raw, name)
+
+
+class BoundedJsonResponse(schemathesis.Response):
+    """Schemathesis' response whose :meth:`json` is the harness's bounded parser.
+
+    Schemathesis reads a JSON body with ``json.loads`` (its checks, its deserializer, the
+    records it keeps of each response); a body nested 100,000 deep raised ``RecursionError``
+    in a worker thread, which ended the run's search with nothing judged. Here such a body is
+    what it is to every reader: not JSON a client can read (a ``JSONDecodeError`` naming the
+    limit, which schemathesis reports as the server's).
+    """
+
+    __slots__ = ()
+
+    def json(self) -> Any:
+        if self._deserialized is NOT_SET:
+            text = self.text
+            try:
+                self._deserialized = parse_json(text)
+            except TooDeep as exc:
+                raise json.JSONDecodeError(str(exc), text[:200], 0) from None
+        return self._deserialized
+
+    def truncated(self, limit: int) -> schemathesis.Response:
+        """The copy schemathesis records of each response, read as boundedly (a body's first
+        64 KiB nest as deep as the whole)."""
+        return bounded_json(super().truncated(limit))
+
+
+def bounded_json(response: schemathesis.Response) -> schemathesis.Response:
+    """``response``, its JSON read by :class:`BoundedJsonResponse` (same object, same data)."""
+    if type(response) is schemathesis.Response:
+        response.__class__ = BoundedJsonResponse
+    return response
 
 
 def read_body(response: requests.Response, limits: Limits, watch: Watch) -> None:

@@ -33,6 +33,7 @@ from spec import JSON
 from .bindings import Sample, binder_for
 from .bodies import Caps
 from .exchange import to_exchange
+from .memo import remembered
 
 
 class RuleFailure(Failure):
@@ -89,6 +90,14 @@ class FuzzRun:
     """Schemathesis operation label -> profile operation name (``completions``, ``models``)."""
     overlay: st.SearchStrategy[dict[str, JSON]] = field(init=False, repr=False)
     rule_ids: frozenset[str] = field(init=False, repr=False)
+    judged: dict[str, int] = field(default_factory=dict)
+    """Rule ID -> answers its check judged (read at least one of): a rule that judged none
+    SKIPs, never PASSes on nothing."""
+    _judged_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def count_judged(self, rule: Rule) -> None:
+        with self._judged_lock:
+            self.judged[rule.id] = self.judged.get(rule.id, 0) + 1
 
     def __post_init__(self) -> None:
         self.rule_ids = frozenset(rule.id for rule in self.rules)
@@ -105,7 +114,6 @@ class FuzzRun:
 
 _RUNS: dict[int, FuzzRun] = {}
 _LOCK = threading.Lock()
-_LAST = threading.local()
 
 
 def attach(schema: object, run: FuzzRun) -> None:
@@ -128,23 +136,22 @@ def run_of(case: schemathesis.Case) -> FuzzRun | None:
 
 def sample_of(run: FuzzRun, response: schemathesis.Response, case: schemathesis.Case
               ) -> Sample | None:
-    """The response as a :class:`Sample`, built once per response and thread."""
-    cached = getattr(_LAST, "entry", None)
-    if cached is not None and cached[0] is response:
-        return cached[1]  # type: ignore[no-any-return]
+    """The response as a :class:`Sample`, built once per response (:mod:`.memo`)."""
     operation = run.operations.get(case.operation.label)
     if operation is None:
         return None
     sent = getattr(response.request, "method", None) or case.method
     if sent.upper() != case.operation.method.upper():
         return None  # schemathesis' probe of another method (OPTIONS, ...): no rule covers it
-    exchange = to_exchange(response, secret_headers=run.secret_headers)
-    body = exchange.request.json() if exchange.request.body else None
-    if exchange.request.body and body is None:
-        body = exchange.request.body.decode("utf-8", "replace")
-    sample = Sample(operation, body, classify(body, run.settings.profile), exchange)
-    _LAST.entry = (response, sample)
-    return sample
+
+    def make() -> Sample:
+        exchange = to_exchange(response, secret_headers=run.secret_headers)
+        body = exchange.request.json() if exchange.request.body else None
+        if exchange.request.body and body is None:
+            body = exchange.request.body.decode("utf-8", "replace")
+        return Sample(operation, body, classify(body, run.settings.profile), exchange)
+
+    return remembered(response, f"sample {id(run)}", make)
 
 
 def judge(rule: Rule, run: FuzzRun, sample: Sample) -> Violation | None:
@@ -157,12 +164,29 @@ def judge(rule: Rule, run: FuzzRun, sample: Sample) -> Violation | None:
     try:
         rule.check(context)
     except Violation as violation:
-        # a failure is kept until its scenario ends (hundreds of cases in the coverage phase);
-        # its traceback would keep the check's frames, and with them the whole exchange
-        return violation.with_traceback(None)
-    except (NotApplicable, HarnessProblem):
+        run.count_judged(rule)
+        return detached(violation)
+    except HarnessProblem:
         return None
+    except NotApplicable:
+        pass  # a rule bound to two exchanges finds one of them only: what it read, it judged
+    if context.judged:
+        run.count_judged(rule)
     return None
+
+
+def detached(violation: Violation) -> Violation:
+    """``violation`` without the frames it holds, its further cases' frames included.
+
+    A failure is kept until its scenario ends (hundreds of cases in the coverage phase). Its
+    traceback, and the traceback of an exception it was raised while handling
+    (``__context__``), hold the check's frames and with them the context, its parsed views and
+    the whole exchange: against a flood of 512 KB events that kept several 16 MiB responses.
+    """
+    for each in (violation, *violation.also):
+        each.__traceback__ = None
+        each.__context__ = each.__cause__ = None
+    return violation
 
 
 def _as_check(rule: Rule) -> schemathesis.CheckFunction:
@@ -175,9 +199,13 @@ def _as_check(rule: Rule) -> schemathesis.CheckFunction:
         if sample is None:
             return None
         violation = judge(rule, run, sample)
-        if violation is not None:
-            raise RuleFailure(rule, violation, operation=case.operation.label)
-        return None
+        if violation is None:
+            return None
+        failure = RuleFailure(rule, violation, operation=case.operation.label)
+        # schemathesis keeps a failure, traceback and all, until its scenario ends: this frame
+        # must not keep the response or its parsed exchange (16 MiB streams, several times over)
+        del sample, response, ctx
+        raise failure
 
     check.__name__ = rule.id
     check.__qualname__ = rule.id

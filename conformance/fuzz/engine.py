@@ -58,6 +58,7 @@ from .transport import (
     guard_schema,
 )
 from .unanswered import unanswered_rule
+from .worker_crashes import worker_crashes
 
 BUILTIN_CHECKS = (
     "not_a_server_error",
@@ -117,6 +118,8 @@ class FuzzResult:
     duration: float = 0.0
     stop_reason: str = "completed"
     unreachable: bool = False
+    judged: dict[str, int] = field(default_factory=dict)
+    """Catalog rule ID -> answers its check judged; a rule missing judged none."""
     network: Network = DIRECT
     """How the requests went out (redacted): the reports say so, ``--insecure`` above all."""
 
@@ -217,25 +220,27 @@ def _fuzz(settings: Settings, config: FuzzConfig, report: Reporter, *, database:
     report.begin(live.tally)
     report.message(f"seed {seed}: replay this run with --seed {seed}")
     schemas: list[GuardedOpenApiSchema] = []
-    try:
-        for document, phases in _passes(settings.profile.name, config.phases):
-            left = None if config.time_budget is None else _search_left(
-                config.time_budget, time.monotonic() - started)
-            if guard.spent or (left is not None and left < 1):
-                break
-            st_config = _config(settings, replace(config, phases=phases, time_budget=left),
-                                seed, checks, database=database)
-            _run_pass(document, st_config, guard, run, result, collector, live, schemas)
-        # what the run cut short, before shrinking adds cuts of its own candidates
-        collector.add_network(list(guard.network_failures))
-        live.tally.findings = len(collector.findings())
-        if config.shrink and not guard.spent:
-            _shrink_findings(settings, config.caps, guard, collector, live, rule_of)
-    finally:
-        for schema in schemas:
-            detach(schema)
-        report.end()
+    with worker_crashes(result.errors):  # a worker that dies is an error, not a PASS
+        try:
+            for document, phases in _passes(settings.profile.name, config.phases):
+                left = None if config.time_budget is None else _search_left(
+                    config.time_budget, time.monotonic() - started)
+                if guard.spent or (left is not None and left < 1):
+                    break
+                st_config = _config(settings, replace(config, phases=phases, time_budget=left),
+                                    seed, checks, database=database)
+                _run_pass(document, st_config, guard, run, result, collector, live, schemas)
+            # what the run cut short, before shrinking adds cuts of its own candidates
+            collector.add_network(list(guard.network_failures))
+            live.tally.findings = len(collector.findings())
+            if config.shrink and not guard.spent:
+                _shrink_findings(settings, config.caps, guard, collector, live, rule_of)
+        finally:
+            for schema in schemas:
+                detach(schema)
+            report.end()
     result.findings = collector.findings()
+    result.judged = dict(run.judged)
     result.requests, result.retried = guard.sent, guard.retried
     result.duration = time.monotonic() - started
     result.unreachable = bool(guard.network_failures) and not guard_answered(guard) and all(

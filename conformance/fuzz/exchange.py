@@ -25,7 +25,7 @@ from conformance.transport import (
 )
 
 from .bounded import cut_of
-from .stream import MEDIA_TYPE, parse_stream
+from .stream import MEDIA_TYPE, parsed_stream_of
 
 SKIPPED_HEADERS = frozenset(
     {"user-agent", "accept-encoding", "accept", "connection", "content-length",
@@ -82,7 +82,7 @@ def to_exchange(response: schemathesis.Response, *, secret_headers: Iterable[str
     request = request_of(response, secret_headers=secret_headers)
     # as the harness's client does: a stream is read as one, whatever its Content-Type says
     is_sse = media == MEDIA_TYPE or request.wants_stream
-    parsed = parse_stream(response.content) if is_sse else None
+    parsed = parsed_stream_of(response) if is_sse else None
     termination, error = Termination.EOF, None
     cut = cut_of(response.request)
     if parsed is not None and parsed.halted is not None:

@@ -83,6 +83,21 @@ def _rule_id(finding: FuzzFinding) -> str:
     return finding.rule_id or BY_CHECK[finding.check]
 
 
+def _unjudged(result: FuzzResult, rule_id: str) -> str | None:
+    """Why a rule with no finding judged nothing, or None when it judged something: a PASS
+    on nothing would be a lie (a server whose every answer the checks could not read passed
+    them all). Schemathesis' own checks judge every example; a catalog rule the answers it
+    could read (:attr:`~conformance.fuzz.engine.FuzzResult.judged`)."""
+    if rule_id in BY_CHECK.values():
+        if result.examples:
+            return None
+        return f"no example was judged ({result.requests} requests sent)"
+    if result.judged.get(rule_id):
+        return None
+    return (f"none of the {result.examples} examples gave it an answer to judge (more "
+            f"--max-examples or a longer --time-budget may reach one)")
+
+
 def run_result(result: FuzzResult, settings: Settings, *, strict: bool = False,
                embedded: bool = False) -> RunResult:
     """``result`` as a :class:`RunResult`: one rule result per check, findings grouped."""
@@ -100,7 +115,9 @@ def run_result(result: FuzzResult, settings: Settings, *, strict: bool = False,
     for rule_id, rule in rules.items():
         cases = found.get(rule_id, [])
         if not cases:
-            results.append(RuleResult(rule, Verdict.PASS))
+            unjudged = _unjudged(result, rule_id)
+            results.append(RuleResult(rule, Verdict.SKIP, unjudged) if unjudged
+                           else RuleResult(rule, Verdict.PASS))
             continue
         verdict = Verdict.FAIL if rule.level is Level.MUST else Verdict.NON_STRICT
         message = cases[0].message.splitlines()[0]

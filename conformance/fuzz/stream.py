@@ -21,6 +21,8 @@ from conformance.views import DONE
 from conformance.wire_json import parse_json
 from spec import JSON
 
+from .memo import remembered
+
 MEDIA_TYPE = "text/event-stream"
 
 
@@ -55,14 +57,19 @@ def parse_stream(content: bytes, *, max_line_bytes: int | None = None,
     )
 
 
-def payloads(content: bytes) -> list[JSON]:
+def parsed_stream_of(response: schemathesis.Response) -> ParsedStream:
+    """``response``'s body parsed as a stream, once for all its readers (:mod:`.memo`)."""
+    return remembered(response, "stream", lambda: parse_stream(response.content))
+
+
+def payloads(content: bytes | ParsedStream) -> list[JSON]:
     """The decoded ``data`` payloads: JSON values, and the string ``[DONE]`` as it is.
 
     Raises ``ValueError`` naming the event when a payload is not JSON or the stream's framing
     is broken (bytes that are not UTF-8, an event left without its blank line, a parser limit):
     the contract cannot describe such a stream, so schemathesis reports it as undecodable.
     """
-    parsed = parse_stream(content)
+    parsed = content if isinstance(content, ParsedStream) else parse_stream(content)
     broken = sorted(
         code for code in parsed.observation_counts
         if code in ("invalid-utf8", "unterminated-event", "line-too-long", "event-too-large")
@@ -92,7 +99,7 @@ def event_stream(ctx: schemathesis.DeserializationContext, response: schemathesi
     response nor its parsed events (a few such streams of 16 MiB once held gigabytes).
     """
     try:
-        return [payloads(response.content)]
+        return [payloads(parsed_stream_of(response))]
     except ValueError as exc:
         message = str(exc)
     del response, ctx

@@ -50,7 +50,12 @@ from schemathesis.transport.requests import (
     SameHostRedirectsSession,
 )
 
-from conformance.client import RETRY_STATUSES, parse_retry_after
+from conformance.client import (
+    RETRY_STATUSES,
+    SILENT_IN_A_ROW,
+    STOPPED_ANSWERING,
+    parse_retry_after,
+)
 from conformance.settings import default_limits
 from conformance.transport import (
     DIRECT,
@@ -61,7 +66,8 @@ from conformance.transport import (
     lost_before_answer,
 )
 
-from .bounded import ResponseTooLarge, ResponseTooSlow, read_body, too_slow
+from . import memo
+from .bounded import ResponseTooLarge, ResponseTooSlow, bounded_json, read_body, too_slow
 from .deadline import Watch, watch_pools
 from .exchange import prepared_request
 
@@ -77,6 +83,12 @@ class RequestBudgetSpent(BudgetSpent):
 
 class TimeBudgetSpent(BudgetSpent):
     """The run's time budget (``--time-budget``, or the default) is spent."""
+
+
+class ServerSilent(BudgetSpent):
+    """:data:`~conformance.client.SILENT_IN_A_ROW` requests in a row got no whole answer within
+    their total time (``--timeout``): a server that drips or hangs would hold every further
+    request as long, so the run stops, as ``conformance run`` does."""
 
 
 @dataclass(frozen=True)
@@ -127,6 +139,8 @@ class RequestGuard:
     stop_reason: str | None = None
     """Why the run was stopped early (a budget spent), in words for the report."""
     network_failures: list[NetworkFailure] = field(default_factory=list)
+    silent: int = 0
+    """Requests in a row that got no whole answer within their total time."""
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def take(self) -> None:
@@ -135,6 +149,8 @@ class RequestGuard:
         deadline = self._deadline()
         if deadline is not None and time.monotonic() >= deadline:
             self.time_spent()
+        if self.silent >= SILENT_IN_A_ROW:
+            raise ServerSilent(str(self.stop_reason))
         with self._lock:
             if self.max_requests is not None and self.sent >= self.max_requests:
                 pass
@@ -166,6 +182,22 @@ class RequestGuard:
                 self.stop_reason = reason
         if first and self.on_spent is not None:
             self.on_spent()
+
+    def heard(self, watch: Watch, *, answered: bool) -> None:
+        """Count one attempt's end: a whole answer ends a row of silent requests, one that
+        waited its whole total time in vain adds to it (a refused connection does neither),
+        and the row's :data:`~conformance.client.SILENT_IN_A_ROW`-th stops the run."""
+        if watch.expired and not watch.budget:
+            with self._lock:
+                self.silent += 1
+                silent = self.silent
+            if silent == SILENT_IN_A_ROW:
+                self._stop(f"{STOPPED_ANSWERING}: {silent} requests in a row got no whole "
+                           f"answer within --timeout {self.limits.total_time:g} s")
+        elif answered:
+            with self._lock:
+                if self.silent < SILENT_IN_A_ROW:  # a stopped run stays stopped
+                    self.silent = 0
 
     def watch(self) -> Watch:
         """The deadline of one request: its total time, or the run's time left if sooner."""
@@ -278,6 +310,7 @@ class FreshRetryAdapter(WatchedAdapter):
         options: dict[str, Any] = {"stream": True, "timeout": timeout, "verify": verify,
                                    "cert": cert, "proxies": proxies}
         with self.guard.watch() as watch:
+            answered = False
             try:
                 response = self._answer(request, options)
             except requests.ConnectionError as exc:
@@ -285,12 +318,15 @@ class FreshRetryAdapter(WatchedAdapter):
                     raise
                 if watch.budget:
                     self.guard.time_spent()
+                self.guard.heard(watch, answered=False)
                 raise too_slow(watch, where="the status line and headers did not end",
                                request=request) from exc
             try:
                 read_body(response, self.guard.limits, watch)
-            finally:  # a body the run's budget cut is not the server's: the run ends here
-                if watch.expired and watch.budget:
+                answered = True
+            finally:
+                self.guard.heard(watch, answered=answered)
+                if watch.expired and watch.budget:  # the run's budget cut it, not the server
                     self.guard.time_spent()
         return response
 
@@ -353,6 +389,7 @@ class GuardedTransport(RequestsTransport):
 
     def send(self, case: schemathesis.Case, *, session: requests.Session | None = None,
              **kwargs: Any) -> schemathesis.Response:
+        memo.forget()  # the previous response's readers are done with it: let it go
         guard = self.guard
         kwargs = {**kwargs, **guard.network.requests_kwargs()}  # the engine's defaults yield
         if session is None:  # what schemathesis would make for this one request, ours to close
@@ -364,7 +401,7 @@ class GuardedTransport(RequestsTransport):
             guard.take()
             try:
                 with _insecure_quietly(guard.network.insecure):
-                    response = super().send(case, session=session, **dict(kwargs))
+                    response = bounded_json(super().send(case, session=session, **dict(kwargs)))
             except requests.RequestException as exc:
                 sent = exc.request
                 if not isinstance(sent, requests.PreparedRequest):

@@ -1,6 +1,7 @@
-"""No server can exhaust the harness (issue 39): ``conformance run --json`` against each hostile
-server of ``hostile_servers.py`` ends in bounded memory, time and report size, with a verdict
-(exit 0 or 1) or one line (exit 2), and never a Python traceback.
+"""No server can exhaust the harness (issue 39): ``conformance run --json`` and ``conformance
+fuzz --json`` against each hostile server of ``hostile_servers.py`` end in bounded memory, time
+and report size, with a verdict (exit 0 or 1) or one line (exit 2), and never a Python
+traceback; the fuzz runs, longer, are in the slow stage.
 
 Each run is the real CLI in a fresh interpreter, so its peak RSS is its own; the server runs
 in this process. The bounds are the issue's: peak RSS under 300 MB, a report under 5 MB.
@@ -36,12 +37,17 @@ print(json.dumps({"status": status, "err": err.getvalue(), "out": out.getvalue()
 """
 
 
-def run_against(url: str, report: Path) -> dict:
+FUZZ = ("--max-examples", "10", "--time-budget", "30", "--seed", "1")
+"""A small fuzz run: the examples, coverage and fuzzing phases within half a minute."""
+
+
+def run_against(url: str, report: Path, command: str = "run", *flags: str) -> dict:
     done = subprocess.run(
-        [sys.executable, "-c", RUN, "run", "--base-url", url, "--timeout", TIMEOUT, "-q",
-         "--json", str(report)],
+        [sys.executable, "-c", RUN, command, "--base-url", url, "--timeout", TIMEOUT, "-q",
+         "--json", str(report), *flags],
         capture_output=True, text=True, timeout=240, check=False)
     assert done.returncode == 0, done.stderr[-3000:]
+    assert "Traceback" not in done.stderr, done.stderr[-3000:]  # a worker thread's, say
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
@@ -65,3 +71,26 @@ def test_a_hostile_server_ends_in_bounded_memory_time_and_report(
     harness = [rule for rule, item in verdicts.items()
                if item["verdict"] == "ERROR" and item["message"].startswith("harness error")]
     assert not harness, {rule: verdicts[rule]["message"] for rule in harness}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("behaviour", sorted(BEHAVIOURS))
+def test_fuzzing_a_hostile_server_ends_in_bounded_memory_time_and_report(
+    behaviour: str, tmp_path: Path
+) -> None:
+    report = tmp_path / "fuzz.json"
+    started = time.perf_counter()
+    with serving(behaviour) as url:
+        outcome = run_against(url, report, "fuzz", *FUZZ)
+    assert time.perf_counter() - started < 180, outcome
+    assert "Traceback" not in outcome["err"] + outcome["out"], outcome
+    assert outcome["peak_kib"] * 1024 < MAX_RSS, outcome
+    if outcome["status"] == 2:
+        assert len(outcome["err"].splitlines()) == 1, outcome
+        return
+    assert outcome["status"] in (0, 1), outcome
+    assert report.stat().st_size < MAX_REPORT, report.stat().st_size
+    data = json.loads(report.read_text())
+    assert not data["search"]["errors"], data["search"]["errors"]
+    passed = [item["rule"] for item in data["results"] if item["verdict"] == "PASS"]
+    assert len(passed) < len(data["results"]), "a hostile server passed every rule"

@@ -23,7 +23,12 @@ import pytest
 import requests
 
 from conformance.fuzz.bounded import ResponseTooLarge, ResponseTooSlow, cut_of
-from conformance.fuzz.transport import FreshRetryAdapter, RequestGuard, TimeBudgetSpent
+from conformance.fuzz.transport import (
+    FreshRetryAdapter,
+    RequestGuard,
+    ServerSilent,
+    TimeBudgetSpent,
+)
 from conformance.transport import Limits, Termination
 
 REPO = Path(__file__).resolve().parents[3]
@@ -231,3 +236,47 @@ def test_fuzzing_a_server_that_never_answers_ends_within_the_time_budget(
     # the guard's deadline, or the engine's own (the search's share of the budget) when no
     # request was in flight then: a stream cut at --timeout is judged and the search goes on
     assert data["search"]["stop_reason"] in ("time budget of 6 s spent", "max_time")
+
+
+def test_three_requests_in_a_row_without_a_whole_answer_stop_the_run() -> None:
+    stopped: list[bool] = []
+    guard = RequestGuard(limits=Limits(total_time=0.5), on_spent=lambda: stopped.append(True))
+    with hostile(drip(every=0.05)) as url:
+        for _ in range(3):
+            with pytest.raises(ResponseTooSlow):
+                _post(url, guard)
+    assert guard.spent and stopped == [True]
+    assert guard.stop_reason == ("the server stopped answering: 3 requests in a row got no "
+                                 "whole answer within --timeout 0.5 s")
+    with pytest.raises(ServerSilent):
+        guard.take()  # and nothing more is sent
+
+
+def test_a_whole_answer_ends_a_row_of_silent_requests() -> None:
+    guard = RequestGuard(limits=Limits(total_time=0.5))
+    with hostile(drip(every=0.05)) as url:
+        for _ in range(2):
+            with pytest.raises(ResponseTooSlow):
+                _post(url, guard)
+    with hostile(_whole_json) as url:
+        _post(url, guard)
+    assert guard.silent == 0 and not guard.spent
+
+
+def _whole_json(conn: socket.socket) -> None:
+    body = b'{"object":"text_completion"}'
+    conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %d"
+                 b"\r\n\r\n" % len(body) + body)
+
+
+@pytest.mark.slow
+def test_fuzzing_a_dripping_server_without_a_time_budget_stops_when_it_stays_silent(
+        tmp_path: Path) -> None:
+    report = tmp_path / "silent.json"
+    started = time.monotonic()
+    with hostile(drip(every=0.5)) as url:
+        done, _ = _fuzz_child(url, report, "--timeout", "2")
+    assert time.monotonic() - started < 60, done.stderr
+    assert done.returncode == 1, done.stderr  # the requests with no whole answer are findings
+    data = json.loads(report.read_text())
+    assert data["search"]["stop_reason"].startswith("the server stopped answering: 3 requests")

@@ -150,3 +150,28 @@ def test_integral_floats_count_as_integers() -> None:
     assert judge(CATALOG.get("INDICES-001"), run(), sample(body, json_bytes(two))) is None
     assert judge(CATALOG.get("INDICES-001"), run(), sample(body, json_bytes(completion("a")))
                  ) is not None
+
+
+def test_a_rule_counts_the_answers_it_judged_and_no_others() -> None:
+    fuzz = run()
+    rule = CATALOG.get("USAGE-001")
+    judge(rule, fuzz, sample(BODY, json_bytes(completion("abc", usage=(2, 3, 5)))))
+    judge(rule, fuzz, sample(BODY, json_bytes(completion("abc", usage=(2, 3, 6)))))
+    assert fuzz.judged == {"USAGE-001": 2}
+    judge(rule, fuzz, sample(BODY, b"[" * 5000 + b"]" * 5000))  # nothing it can read
+    assert fuzz.judged == {"USAGE-001": 2}
+
+
+def test_a_rule_bound_to_one_of_its_two_exchanges_still_counts_what_it_judged() -> None:
+    fuzz = run()  # PARAMS-007 reads length/short, then greedy/ns, which a fuzz sample lacks
+    short = {**BODY, "max_tokens": 3}
+    answer = completion("abc", usage=(2, 3, 5), finish_reason="length")
+    assert judge(CATALOG.get("PARAMS-007"), fuzz, sample(short, json_bytes(answer))) is None
+    assert fuzz.judged == {"PARAMS-007": 1}
+
+
+def test_a_violation_keeps_no_frame_of_the_check() -> None:
+    bad = sample(BODY, json_bytes(completion("abc", usage=(2, 3, 6))))
+    violation = judge(CATALOG.get("USAGE-001"), run(), bad)
+    assert violation is not None
+    assert violation.__traceback__ is None and violation.__context__ is None

@@ -271,3 +271,23 @@ def test_an_example_db_that_is_a_file_is_a_usage_error(tmp_path: Path) -> None:
     taken.write_text("")
     status, _, err = run_cli(["fuzz", "--example-db", str(taken)])
     assert status == 2 and "--example-db must be a directory" in err
+
+
+def test_a_check_that_judged_nothing_skips_with_why_instead_of_passing() -> None:
+    from fuzz_support import settings
+
+    from conformance.fuzz.results import run_result
+    from conformance.model import Verdict
+
+    result = FuzzResult(seed=1, profile="openai", base_url="http://127.0.0.1:9/v1",
+                        checks=("not_a_server_error", "USAGE-001", "SCHEMA-001"), examples=4,
+                        requests=4, judged={"SCHEMA-001": 4})
+    verdicts = {item.rule.id: item for item in run_result(result, settings("openai")).results}
+    assert verdicts["SCHEMA-001"].verdict is Verdict.PASS
+    assert verdicts["FUZZ-001"].verdict is Verdict.PASS
+    assert verdicts["USAGE-001"].verdict is Verdict.SKIP
+    assert "none of the 4 examples gave it an answer to judge" in verdicts["USAGE-001"].message
+    nothing = FuzzResult(seed=1, profile="openai", base_url="http://127.0.0.1:9/v1",
+                         checks=("not_a_server_error",), requests=3)
+    skipped = run_result(nothing, settings("openai")).results[0]
+    assert skipped.verdict is Verdict.SKIP and "no example was judged" in skipped.message
