@@ -13,7 +13,6 @@ bytes: only the media type and size checks run again, and a fresh ``id`` / ``cre
 from __future__ import annotations
 
 import asyncio
-import functools
 import threading
 from collections.abc import Callable, Iterator
 from typing import TypeVar
@@ -37,7 +36,7 @@ from ..wire import (
     stream_chunks,
     stream_frames,
 )
-from . import work
+from . import generate, sizing
 from .body import parse_json, read_body
 from .cache import MAX_ENTRY_UNITS, Answer, AnswerKey, CacheKey
 from .prompt_size import check_prompt_chars
@@ -56,7 +55,6 @@ from .state import (
     validator,
 )
 from .streaming import OffLoop, send_stream
-from .work import heavy_answer
 
 JSON_TYPE = "application/json"
 OFF_LOOP_BODY_BYTES = 64 * 1024
@@ -65,8 +63,6 @@ PIECEWISE_BYTES = 1 << 20
 """Answers larger than this are written in pieces of PIECE_BYTES (``_send_in_pieces``)."""
 PIECE_BYTES = 256 * 1024
 T = TypeVar("T")
-Built = Callable[[], GenerationRequest]
-"""The engine's request for the body, built on its first call and kept."""
 
 
 async def completions(request: web.Request) -> web.StreamResponse:
@@ -117,22 +113,33 @@ async def completions(request: web.Request) -> web.StreamResponse:
     params = state.faults.alter_body(dict(valid), ctx)
     options = WireOptions.from_body(params, profile=checker.profile)
     engine = app[ENGINE]
-    if large:  # canonical JSON of a large body
-        key = await _off_loop(request, lambda stop: app[CACHE].key(checker.profile, params))
-    else:
-        key = app[CACHE].key(checker.profile, params)
     identity = Identity.new(
         model=valid["model"],
         system_fingerprint=engine.fingerprint if checker.profile == "openai" else None,
     )
     try:
+        if large:  # the wire conversion and the canonical JSON walk every prompt
+            generation, key = await _off_loop(request, lambda stop: _prepared(
+                request, params, checker.profile))
+        else:
+            generation, key = _prepared(request, params, checker.profile)
         if options.stream:
-            return await _stream(request, state, params, key, identity, options, large=large)
-        return await _complete(request, state, params, key, identity, options, large=large,
+            return await _stream(request, state, generation, key, identity, options,
+                                 large=large)
+        return await _complete(request, state, generation, key, identity, options, large=large,
                                answer_key=answer_key if key is not None and not state.faults
                                else None)
     except InvalidRequestError as engine_error:
         raise checker.engine_error(engine_error) from None
+
+
+def _prepared(request: web.Request, params: dict[str, JSON],
+              profile: str) -> tuple[GenerationRequest, CacheKey | None]:
+    """The engine's request for ``params``, and its result-cache key if the engine calls it
+    deterministic."""
+    generation = build_request(params, profile=profile)
+    deterministic = request.app[ENGINE].deterministic(generation)
+    return generation, request.app[CACHE].key(profile, params, deterministic=deterministic)
 
 
 async def _answer(request: web.Request, answer: Answer) -> web.Response:
@@ -145,18 +152,16 @@ async def _answer(request: web.Request, answer: Answer) -> web.Response:
     return web.Response(body=prefix + answer.tail, headers={"Content-Type": JSON_TYPE})
 
 
-async def _complete(request: web.Request, state: RequestState, params: dict[str, JSON],
+async def _complete(request: web.Request, state: RequestState, generation: GenerationRequest,
                     key: CacheKey | None, identity: Identity,
                     options: WireOptions, *, large: bool = False,
                     answer_key: AnswerKey | None = None) -> web.StreamResponse:
-    profile = state.route.profile
-    built = functools.cache(lambda: build_request(params, profile=profile))  # once, if at all
-    rendered = await _rendered(request, state, built, key, identity, options, large=large)
+    rendered = await _rendered(request, state, generation, key, identity, options, large=large)
     if rendered is not None:
         encoded, usage = rendered
     else:
         encoded, usage = await _render(request, state, identity, options, await _completion(
-            request, state, built, key, large=large))
+            request, state, generation, key, large=large))
     delay = request.app[LATENCY].whole(usage.completion_tokens)
     if delay > 0:
         await asyncio.sleep(delay)
@@ -175,21 +180,20 @@ async def _complete(request: web.Request, state: RequestState, params: dict[str,
     return web.Response(body=encoded, headers=headers)
 
 
-async def _rendered(request: web.Request, state: RequestState, built: Built,
+async def _rendered(request: web.Request, state: RequestState, generation: GenerationRequest,
                     key: CacheKey | None, identity: Identity, options: WireOptions, *,
                     large: bool) -> tuple[bytes, Usage] | None:
     """A large request that no fault touches, generated and rendered prompt by prompt on the
     engine's threads (``render.complete_rendered``); None for the usual path (small, faulted,
-    or in the result cache). ``built`` gives the engine's request (built on first call: a
-    large body's on a thread)."""
+    or in the result cache)."""
     cache, engine, profile = request.app[CACHE], request.app[ENGINE], state.route.profile
     if state.faults or cache.has_completion(key):
         return None
-    if not large and not work.off_loop(built(), engine):
+    if not large and not sizing.off_loop(generation, engine):
         return None
 
     def job(stop: threading.Event) -> tuple[bytes, Usage, Completion | None]:
-        return complete_rendered(engine, built(), stop, identity, profile=profile,
+        return complete_rendered(engine, generation, stop, identity, profile=profile,
                                  suffix=options.suffix,
                                  keep_units=MAX_ENTRY_UNITS if key is not None else 0)
 
@@ -202,7 +206,7 @@ async def _rendered(request: web.Request, state: RequestState, built: Built,
 async def _render(request: web.Request, state: RequestState, identity: Identity,
                   options: WireOptions, completion: Completion) -> tuple[bytes, Usage]:
     """``completion``'s body, through the ``payload`` faults; on a thread when it is large."""
-    heavy = heavy_answer(completion)
+    heavy = sizing.heavy_answer(completion)
 
     def render(stop: object = None) -> bytes:
         if heavy and not state.faults:
@@ -241,19 +245,15 @@ async def _send_in_pieces(request: web.Request, encoded: bytes, headers: dict[st
     return response
 
 
-async def _completion(request: web.Request, state: RequestState, built: Built,
-                      key: CacheKey | None, *, large: bool) -> Completion:
+async def _completion(request: web.Request, state: RequestState,
+                      generation: GenerationRequest, key: CacheKey | None, *,
+                      large: bool) -> Completion:
     cache, engine = request.app[CACHE], request.app[ENGINE]
     completion = cache.completion(key)
-    if completion is None and large:  # the wire conversion walks every prompt too
-        completion = await _off_loop(request, lambda stop: work.complete(
-            engine, built(), stop))
-        cache.keep_completion(key, completion)
-    elif completion is None:
-        generation = built()
-        if work.off_loop(generation, engine):
+    if completion is None:
+        if large or sizing.off_loop(generation, engine):
             completion = await _off_loop(
-                request, lambda stop: work.complete(engine, generation, stop))
+                request, lambda stop: generate.complete(engine, generation, stop))
         else:
             completion = engine.complete(generation)
         cache.keep_completion(key, completion)
@@ -273,26 +273,20 @@ async def _off_loop(request: web.Request, job: Callable[[threading.Event], T]) -
         state.engine_seconds += loop.time() - started
 
 
-async def _stream(request: web.Request, state: RequestState, params: dict[str, JSON],
+async def _stream(request: web.Request, state: RequestState, generation: GenerationRequest,
                   key: CacheKey | None, identity: Identity,
                   options: WireOptions, *, large: bool = False) -> web.StreamResponse:
     cache, engine = request.app[CACHE], request.app[ENGINE]
     replay = cache.events(key)
     source: Iterator[Event]
-    profile = state.route.profile
     if replay is not None:
         source = events = iter(replay)
     else:  # engine.stream validates eagerly: it raises before any byte is sent
-        if large:  # the wire conversion walks every prompt
-            source = await _off_loop(request, lambda stop: engine.stream(
-                build_request(params, profile=profile)))
+        large = large or sizing.off_loop(generation, engine)
+        if large:  # tokenizing all prompts is the eager part
+            source = await _off_loop(request, lambda stop: engine.stream(generation))
         else:
-            generation = build_request(params, profile=profile)
-            large = work.off_loop(generation, engine)
-            if large:  # tokenizing all prompts is the eager part
-                source = await _off_loop(request, lambda stop: engine.stream(generation))
-            else:
-                source = engine.stream(generation)
+            source = engine.stream(generation)
         events = cache.recording(key, source)
     usage: list[int] = []
     latency = request.app[LATENCY]

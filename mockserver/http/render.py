@@ -6,6 +6,7 @@ that and leaves the allocator's arenas fragmented: RSS stayed ~60 MB higher afte
 request. :func:`render_by_choice` builds and encodes one choice at a time instead, so only one
 choice's objects live at once; the bytes are ``encode_json(completion_body(...))``'s (tested).
 :func:`complete_rendered` goes further and renders each prompt's choices as they are generated.
+Both join the encoded choices with ``sse.splice_choices``.
 """
 
 from __future__ import annotations
@@ -18,39 +19,26 @@ from reference_engine.request import GenerationRequest
 from reference_engine.results import Choice, Completion, Usage
 from spec import JSON
 
-from ..sse import encode_json
+from ..sse import encode_json, splice_choices
 from ..wire import Identity, completion_body
-from . import work
 from .cache import choice_units
-from .offload import check
-
-CHOICES_KEY = b'"choices":['
+from .offload import checked
 
 
 def render_by_choice(completion: Completion, identity: Identity, *, profile: str,
                      suffix: str | None) -> bytes:
-    """``encode_json(completion_body(completion, ...))``, one choice at a time.
-
-    Inside string values every quote is escaped, so the only ``"choices":[]`` in the encoded
-    head (the answer without its choices) is the key itself.
-    """
-    empty = Completion((), completion.usage)
-    head = encode_json(completion_body(empty, identity, profile=profile, suffix=suffix))
-    cut = head.index(CHOICES_KEY + b"]") + len(CHOICES_KEY)
-    parts = []
-    for choice in completion.choices:
-        one = completion_body(Completion((choice,), completion.usage), identity,
-                              profile=profile, suffix=suffix)
-        parts.append(encode_json(cast("list[JSON]", one["choices"])[0]))
-    return head[:cut] + b",".join(parts) + head[cut:]
+    """``encode_json(completion_body(completion, ...))``, one choice at a time."""
+    parts = [_encoded_choice(choice, completion.usage, identity, profile=profile, suffix=suffix)
+             for choice in completion.choices]
+    return _spliced(parts, completion.usage, identity, profile=profile, suffix=suffix)
 
 
 def complete_rendered(engine: Engine, generation: GenerationRequest, stop: threading.Event,
                       identity: Identity, *, profile: str, suffix: str | None,
                       keep_units: int = 0) -> tuple[bytes, Usage, Completion | None]:
-    """``render_by_choice(work.complete(...))``'s bytes, rendering each prompt's choices as
-    soon as they are generated: the whole :class:`Completion` (a million small objects for
-    echo scoring) never exists at once.
+    """``render_by_choice(engine.complete(...))``'s bytes, rendering each prompt's choices as
+    soon as they are generated (``Engine.complete_prompts``): the whole :class:`Completion`
+    (a million small objects for echo scoring) never exists at once.
 
     That peak is what the allocator keeps: pymalloc returns an arena only when it is wholly
     empty, and the few objects that outlive a request (the engine's caches) pin arenas the
@@ -58,23 +46,18 @@ def complete_rendered(engine: Engine, generation: GenerationRequest, stop: threa
     last reference fell on the event loop, which freed it in one stall of ~100 ms.
 
     Returns the bytes, the usage and -- only while its choices' ``choice_units`` stay within
-    ``keep_units`` -- the Completion itself for the result cache, else None.
+    ``keep_units`` -- the Completion itself for the result cache, else None. Raises
+    ``Stopped`` between prompts once ``stop`` is set.
     """
-    seed = generation.seed
-    if seed is None and len(generation.prompts) > 1:  # one seed per candidate, as the engine
-        seed = work.shared_seeds(generation)
     parts: list[bytes] = []
     kept: list[Choice] | None = []
     prompt_tokens = completion_tokens = size = 0
-    for p, prompt in enumerate(generation.prompts):
-        check(stop)
-        part = work.complete_one(engine, generation, p, prompt, seed)
+    for part in checked(engine.complete_prompts(generation), stop):
         prompt_tokens += part.usage.prompt_tokens
         for choice in part.choices:
             completion_tokens += choice.completion_tokens
-            one = completion_body(Completion((choice,), part.usage), identity,
-                                  profile=profile, suffix=suffix)
-            parts.append(encode_json(cast("list[JSON]", one["choices"])[0]))
+            parts.append(_encoded_choice(choice, part.usage, identity, profile=profile,
+                                         suffix=suffix))
             if kept is not None:
                 size += choice_units(choice)
                 kept = kept if size <= keep_units else None
@@ -82,9 +65,23 @@ def complete_rendered(engine: Engine, generation: GenerationRequest, stop: threa
                     kept.append(choice)
         del part
     usage = Usage(prompt_tokens, completion_tokens)
-    empty = Completion((), usage)
-    head = encode_json(completion_body(empty, identity, profile=profile, suffix=suffix))
-    cut = head.index(CHOICES_KEY + b"]") + len(CHOICES_KEY)
     whole = Completion(tuple(kept), usage) if kept is not None else None
-    return head[:cut] + b",".join(parts) + head[cut:], usage, whole
+    return _spliced(parts, usage, identity, profile=profile, suffix=suffix), usage, whole
 
+
+def _encoded_choice(choice: Choice, usage: Usage, identity: Identity, *, profile: str,
+                    suffix: str | None) -> bytes:
+    one = completion_body(Completion((choice,), usage), identity, profile=profile,
+                          suffix=suffix)
+    return encode_json(cast("list[JSON]", one["choices"])[0])
+
+
+def _spliced(parts: list[bytes], usage: Usage, identity: Identity, *, profile: str,
+             suffix: str | None) -> bytes:
+    """The answer's head (everything but its choices) with ``parts`` as its choices."""
+    head = encode_json(completion_body(Completion((), usage), identity, profile=profile,
+                                       suffix=suffix))
+    spliced = splice_choices(head, parts)
+    if spliced is None:  # every completion body has a choices list
+        raise RuntimeError("an answer head without a choices list")
+    return spliced
