@@ -19,10 +19,12 @@ from reference_engine.request import GenerationRequest
 from reference_engine.results import Choice, Completion, Usage
 from spec import JSON
 
-from ..sse import encode_json, splice_choices
+from ..faults import ActiveFaults, FaultContext
+from ..sse import encode_json, encode_json_by_choice, splice_choices
 from ..wire import Identity, completion_body
 from .cache import choice_units
 from .offload import checked
+from .sizing import heavy_answer
 
 
 def render_by_choice(completion: Completion, identity: Identity, *, profile: str,
@@ -31,6 +33,19 @@ def render_by_choice(completion: Completion, identity: Identity, *, profile: str
     parts = [_encoded_choice(choice, completion.usage, identity, profile=profile, suffix=suffix)
              for choice in completion.choices]
     return _spliced(parts, completion.usage, identity, profile=profile, suffix=suffix)
+
+
+def render(completion: Completion, identity: Identity, *, profile: str, suffix: str | None,
+           faults: ActiveFaults, ctx: FaultContext) -> bytes:
+    """``completion``'s body through the ``payload`` faults; one choice at a time when it is
+    heavy (``sizing.heavy_answer``) -- the caller then runs this on the engine's threads."""
+    heavy = heavy_answer(completion)
+    if heavy and not faults:
+        return render_by_choice(completion, identity, profile=profile, suffix=suffix)
+    body = completion_body(completion, identity, profile=profile, suffix=suffix)
+    altered = faults.alter_payload(body, ctx)
+    encode = encode_json_by_choice if heavy else encode_json
+    return encode(body if altered is None else altered)
 
 
 def complete_rendered(engine: Engine, generation: GenerationRequest, stop: threading.Event,
