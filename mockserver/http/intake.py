@@ -100,7 +100,7 @@ async def take(request: web.Request) -> Answer | Plan:
     engine = app[ENGINE]
     identity = Identity.new(
         model=valid["model"],
-        system_fingerprint=engine.fingerprint if checker.profile == "openai" else None,
+        system_fingerprint=engine.fingerprint if checker.contract.fingerprint else None,
     )
     try:  # the wire conversion and the canonical JSON walk every prompt
         generation, key = await maybe_off_loop(
