@@ -21,11 +21,11 @@ from reference_engine.request import GenerationRequest
 from reference_engine.results import Completion, Event, Usage
 
 from . import sizing
+from .answer_bytes import complete_rendered
 from .cache import MAX_ENTRY_UNITS
 from .intake import Plan
 from .jobs import off_loop
 from .offload import checked
-from .render import complete_rendered
 from .state import CACHE, ENGINE, REQUEST_STATE
 
 

@@ -19,12 +19,12 @@ from reference_engine.results import Completion, Event, UsageEvent
 from .. import sse
 from ..faults import AbortConnection, Write
 from ..wire import Identity, identity_prefix, stream_chunks, stream_frames
+from .answer_bytes import render
 from .cache import Answer
 from .generate import Rendered, Source
 from .intake import Plan
 from .jobs import batches, maybe_off_loop
 from .ratelimit import Admission
-from .render import render
 from .sizing import heavy_answer
 from .state import CACHE, LATENCY, LIMITER, REQUEST_STATE
 from .streaming import send_stream

@@ -21,9 +21,9 @@ from mock_live import ENGINE, MODEL, LiveServer
 
 from mockserver import MockConfig, create_app, heap, sse
 from mockserver.http import generate
+from mockserver.http.answer_bytes import complete_rendered, render_by_choice
 from mockserver.http.cache import MAX_ENTRY_UNITS, ResultCache, completion_units
 from mockserver.http.offload import Offload, Stopped
-from mockserver.http.render import complete_rendered, render_by_choice
 from mockserver.http.state import CACHE, OFFLOAD
 from mockserver.wire import Identity, completion_body
 from reference_engine import Engine
