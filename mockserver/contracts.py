@@ -1,13 +1,17 @@
 """The contracts the mock serves: its two built-in routes, and vendor profiles given as data.
 
-The mock speaks two wires (OpenAI's shapes and FriendliAI's). Its built-in routes are
-``/v1`` (OpenAI: invalid input 400) and ``/dedicated/v1`` (FriendliAI: 422), both rejecting
-unknown fields. ``mockserver --profile FILE`` serves a vendor's profile
-(``spec/profiles/*.yaml`` shape) beside them, on the profile's own paths, with what the profile
-states of the server: its wire, the status invalid input gets, the status of an unknown
-model, and its policy on unknown fields (``reject``: a 4xx naming the field; ``ignore``: the
-field is dropped and the request answered). A client or SDK author can so test against a
-mock that answers as their vendor does; the harness run with the same file judges it clean.
+Every contract is a profile of ``spec/profiles`` served on the profile's own paths, with what
+the profile states of the server: its wire, its request schema (``schemas.request`` narrowed
+to its ``request_fields``), the status invalid input gets, the status of an unknown model,
+and its policy on unknown fields (``reject``: a 4xx naming the field; ``ignore``: the field is
+dropped and the request answered). ``mockserver --profile FILE`` serves a vendor's profile
+beside the built-in routes, so a client or SDK author can test against a mock that answers
+as their vendor does; the harness run with the same file judges it clean.
+
+The built-in routes are shipped profiles served strictly (unknown fields rejected, whatever
+the profile allows): ``/v1`` serves ``openai-compatible`` (OpenAI's fields and the sampling
+extensions the engine honours, invalid input 400) and ``/dedicated/v1`` serves ``friendli``
+(422).
 
 What a profile cannot change: the engine, the response shapes of its wire, and the
 cross-field rules of ``spec/completions.yaml`` (they are the wire's).
@@ -15,8 +19,8 @@ cross-field rules of ``spec/completions.yaml`` (they are the wire's).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from typing import Literal
 
 import spec
@@ -28,31 +32,37 @@ UnknownFields = Literal["reject", "ignore"]
 
 @dataclass(frozen=True)
 class ServedContract:
-    """One contract served on its own paths."""
+    """One contract served on its own paths: a profile, as the mock serves it."""
 
     name: str
-    wire: WireProfile
-    completions_path: str
-    models_path: str | None
+    profile: spec.Profile = field(compare=False, hash=False, repr=False)
     invalid_status: int
     unknown_model_status: int = 404
     unknown_fields: UnknownFields = "reject"
-    request_fields: frozenset[str] | None = None
-    """The top-level fields this contract serves; None: every field of its wire's schema."""
+    fingerprint: bool = False
+    """Whether answers carry ``system_fingerprint`` (the profile's response schema has it)."""
+
+    @property
+    def wire(self) -> WireProfile:
+        return self.profile.wire
+
+    @property
+    def completions_path(self) -> str:
+        return self.profile.completions_path
+
+    @property
+    def models_path(self) -> str | None:
+        return self.profile.models_path
 
     @property
     def base_path(self) -> str:
         return self.completions_path.rsplit("/", 1)[0]
 
+    @property
+    def request_schema(self) -> str:
+        """The name of the profile's request schema (``spec/completions.yaml``)."""
+        return self.profile.schema_names["request"]
 
-OPENAI = ServedContract("openai", "openai", "/v1/completions", "/v1/models", 400)
-FRIENDLI = ServedContract("friendli", "friendli", "/dedicated/v1/completions", None, 422)
-BUILT_IN: tuple[ServedContract, ...] = (OPENAI, FRIENDLI)
-
-
-def builtin_contract(wire: WireProfile) -> ServedContract:
-    """The built-in route of ``wire`` (what ``python -m mockserver.render`` validates with)."""
-    return OPENAI if wire == "openai" else FRIENDLI
 
 
 def contract_from_profile(profile: spec.Profile) -> ServedContract:
@@ -60,19 +70,38 @@ def contract_from_profile(profile: spec.Profile) -> ServedContract:
 
     Invalid input gets the profile's first ``errors.invalid_request`` status; an unknown model
     gets 404 if the profile allows it, else its first ``errors.unknown_model`` status."""
-    models = profile.operations.get("models")
     unknown_model = (404 if 404 in profile.unknown_model_statuses or
                      not profile.unknown_model_statuses else profile.unknown_model_statuses[0])
     return ServedContract(
         name=profile.name,
-        wire=profile.wire,
-        completions_path=profile.completions_path,
-        models_path=models.path if models else None,
+        profile=profile,
         invalid_status=profile.invalid_request_statuses[0],
         unknown_model_status=unknown_model,
         unknown_fields=profile.unknown_fields,
-        request_fields=frozenset(profile.request_fields),
+        fingerprint="system_fingerprint" in _response_fields(profile),
     )
+
+
+def _response_fields(profile: spec.Profile) -> frozenset[str]:
+    properties = profile.schema("response").get("properties", {})
+    return frozenset(properties) if isinstance(properties, dict) else frozenset()
+
+
+def _builtin(name: str, profile: str) -> ServedContract:
+    """The built-in route ``name``: the shipped ``profile``, unknown fields rejected."""
+    return replace(contract_from_profile(spec.get_profile(profile)), name=name,
+                   unknown_fields="reject")
+
+
+OPENAI = _builtin("openai", "openai-compatible")
+FRIENDLI = _builtin("friendli", "friendli")
+BUILT_IN: tuple[ServedContract, ...] = (OPENAI, FRIENDLI)
+_BY_WIRE: Mapping[WireProfile, ServedContract] = {c.wire: c for c in BUILT_IN}
+
+
+def builtin_contract(wire: WireProfile) -> ServedContract:
+    """The built-in route of ``wire`` (what ``python -m mockserver.render`` validates with)."""
+    return _BY_WIRE[wire]
 
 
 def served_contracts(profiles: Sequence[str] = ()) -> tuple[ServedContract, ...]:

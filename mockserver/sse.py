@@ -44,18 +44,31 @@ def encode_json_by_choice(payload: JSON) -> bytes:
 
     The C encoder holds the GIL for a whole call: one 50 MB answer (echo with logprobs on 150
     long prompts) would stall the event loop's thread for a second even when rendered on
-    another thread. Between choices the GIL is released. Inside string values every quote is
-    escaped, so the only ``"choices":[]`` in the head is the key itself.
+    another thread. Between choices the GIL is released.
     """
     choices = payload.get("choices") if isinstance(payload, dict) else None
     if not isinstance(payload, dict) or not isinstance(choices, list) or len(choices) < 2:
         return encode_json(payload)
-    head = encode_json({**payload, "choices": []})
-    at = head.find(b'"choices":[]')
+    spliced = splice_choices(encode_json({**payload, "choices": []}),
+                             [encode_json(choice) for choice in choices])
+    return encode_json(payload) if spliced is None else spliced
+
+
+CHOICES_KEY = b'"choices":['
+
+
+def splice_choices(head: bytes, choices: list[bytes]) -> bytes | None:
+    """The encoded body ``head`` (encoded with ``"choices":[]``) with the encoded ``choices``
+    in that list, in order: the one place where an answer encoded piece by piece is joined.
+
+    Inside string values every quote is escaped, so the only ``"choices":[]`` in the encoded
+    head is the key itself; None if it has none.
+    """
+    at = head.find(CHOICES_KEY + b"]")
     if at < 0:
-        return encode_json(payload)
-    cut = at + len(b'"choices":[')
-    return head[:cut] + b",".join(encode_json(choice) for choice in choices) + head[cut:]
+        return None
+    cut = at + len(CHOICES_KEY)
+    return head[:cut] + b",".join(choices) + head[cut:]
 
 
 def slot(position: int) -> str:

@@ -28,10 +28,10 @@ import spec
 from reference_engine.errors import InvalidRequestError
 from spec import JSON
 
-from .contracts import ServedContract, builtin_contract
+from .contracts import BUILT_IN, ServedContract, builtin_contract
 from .errors import ApiError
 from .wire.profiles import WireProfile, wire_profile
-from .wire.requests import integral_numbers
+from .wire.requests import integral_numbers, served_model
 
 try:  # the fast path is optional
     import jsonschema_rs
@@ -39,13 +39,8 @@ except ImportError:  # pragma: no cover
     jsonschema_rs = None  # type: ignore[assignment]
 
 INVALID_STATUS: Mapping[WireProfile, int] = {
-    wire: builtin_contract(wire).invalid_status for wire in ("openai", "friendli")
+    contract.wire: contract.invalid_status for contract in BUILT_IN
 }
-SCHEMA_NAMES: Mapping[WireProfile, str] = {
-    "openai": "CompletionRequest",
-    "friendli": "FriendliCompletionRequest",
-}
-CROSS_FIELD_PROFILE: Mapping[WireProfile, str] = {"openai": "openai", "friendli": "friendli"}
 
 
 class RequestValidator:
@@ -61,7 +56,7 @@ class RequestValidator:
         self.profile: WireProfile = contract.wire
         self.status = contract.invalid_status
         self.model_id = model_id
-        self._schema = spec.standalone_schema(SCHEMA_NAMES[self.profile])
+        self._schema = contract.profile.schema("request")
         self._properties = frozenset(self._schema.get("properties", {}))
         self._python = spec.validator_for(self._schema)
         self._fast = (
@@ -84,7 +79,7 @@ class RequestValidator:
             )
         body = self._served_fields(body)
         self._check_schema(body)
-        violations = spec.cross_field_violations(body, CROSS_FIELD_PROFILE[self.profile])
+        violations = spec.cross_field_violations(body, self.contract.profile.name)
         if violations:
             first = violations[0]
             raise self.error(first.message, param=first.param, rule=first.rule_id)
@@ -93,10 +88,7 @@ class RequestValidator:
 
     def check_model(self, model: str) -> None:
         """404 unless ``model`` is the engine's (FriendliAI may add ``:ADAPTER_ROUTE``)."""
-        served = model == self.model_id or (
-            self.profile == "friendli" and model.split(":", 1)[0] == self.model_id
-        )
-        if not served:
+        if served_model(model, wire=self.profile) != self.model_id:
             raise ApiError(
                 self.contract.unknown_model_status,
                 f"The model `{model}` does not exist; this server serves `{self.model_id}` "
@@ -110,22 +102,20 @@ class RequestValidator:
         return self.error(error.message, param=error.param, code=error.code)
 
     def _served_fields(self, body: dict[str, JSON]) -> dict[str, JSON]:
-        """``body`` under the contract's own field list: a field outside it is refused
-        (``unknown_fields: reject``) or dropped unread (``ignore``)."""
-        fields = self.contract.request_fields
-        if fields is None:
-            return body  # the wire's schema decides
-        unknown = sorted(name for name in body if name not in fields)
-        if not unknown:
+        """``body`` under the contract's ``unknown_fields`` policy: a field outside the
+        profile's request schema is dropped unread (``ignore``), or left for the schema, which
+        is closed, to refuse (``reject``)."""
+        if self.contract.unknown_fields != "ignore":
             return body
-        if self.contract.unknown_fields == "ignore":
-            return {name: value for name, value in body.items() if name in fields}
-        raise self._unknown_field(unknown[0])
+        fields = self._properties
+        if all(name in fields for name in body):
+            return body
+        return {name: value for name, value in body.items() if name in fields}
 
     def _unknown_field(self, name: str | None) -> ApiError:
         return self.error(
             f"Unrecognized request argument supplied: {name}. Remove it; the fields of "
-            f"this route are listed in GET /openapi.yaml ({SCHEMA_NAMES[self.profile]}).",
+            f"this route are listed in GET /openapi.yaml ({self.contract.request_schema}).",
             param=name,
             code="unknown_parameter",
         )
@@ -151,13 +141,28 @@ class RequestValidator:
             name = missing[0] if missing else None
             return self.error(f"Missing required parameter: '{name}'.", param=name,
                               code="missing_required_parameter")
-        if not path and error.validator == "oneOf" and self.profile == "friendli":
-            return self.error("Exactly one of `prompt` and `tokens` is required.",
-                              param="prompt")
+        alternatives = _alternatives(error) if not path else []
+        if alternatives:
+            return self.error(f"Exactly one of {' and '.join(f'`{a}`' for a in alternatives)}"
+                              " is required.", param=alternatives[0])
         param = str(path[0]) if path else None
         location = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in path)[1:]
         code = "invalid_type" if error.validator == "type" else "invalid_value"
         return self.error(f"{location or 'body'}: {_short(error.message)}", param=param, code=code)
+
+
+def _alternatives(error: ValidationError) -> list[str]:
+    """The fields of which a ``oneOf`` asks for exactly one (FriendliAI's ``prompt`` and
+    ``tokens``: each branch requires one of them), or [] for another kind of error."""
+    if error.validator != "oneOf" or not isinstance(error.validator_value, list):
+        return []
+    names = []
+    for branch in error.validator_value:
+        required = branch.get("required") if isinstance(branch, dict) else None
+        if not isinstance(required, list) or len(required) != 1:
+            return []
+        names.append(str(required[0]))
+    return names
 
 
 def _json_type(value: JSON) -> str:

@@ -4,7 +4,11 @@
 before any event), then returns a generator of events with the choices interleaved
 round-robin; closing the generator stops generation at once. ``Engine.complete`` is the same
 stream folded into a :class:`Completion`, so streamed and non-streamed results are equal by
-construction. No state is kept between requests; one engine serves concurrent requests.
+construction. ``Engine.complete_prompts`` hands the same completion over prompt by prompt,
+each part final (its choices' indices, the request's seeds, errors naming its prompt), so a
+caller can stop or render between prompts without knowing how indices or seeds are assigned;
+``Engine.deterministic`` says whether a request's answer may be kept and given again. No state
+is kept between requests; one engine serves concurrent requests.
 
 Seeds: an int ``seed`` gives candidate k of every prompt the seed ``seed + k``; a seed list
 gives candidate k the k-th seed; no seed draws one per candidate from the OS. best_of ranks a
@@ -17,7 +21,7 @@ from __future__ import annotations
 import functools
 import random
 from collections.abc import Iterator
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from .artifacts import Artifacts, load
 from .errors import ContextLengthError, InvalidRequestError, TokenIdOutOfRangeError
@@ -34,7 +38,7 @@ from .results import (
     Usage,
     UsageEvent,
 )
-from .sampling import SamplingContext
+from .sampling import SamplingContext, SamplingParams
 
 MODEL_ID = "reference-ngram"
 CONTEXT_LENGTH = 2048
@@ -153,8 +157,9 @@ class Engine:
             )
         return request.max_tokens
 
-    def _specs(self, request: GenerationRequest) -> list[list[ChoiceSpec]]:
-        """Per prompt, its candidates' specs (validated)."""
+    def _plan(self, request: GenerationRequest) -> _Plan:
+        """What every prompt's candidates share, validated; the seeds are drawn here, once
+        for the whole request, so candidate k of every prompt gets the same seed."""
         params = request.sampling
         self._check_ids(list(params.logit_bias), "logit_bias")
         for sequence in params.bad_word_tokens:
@@ -170,32 +175,38 @@ class Engine:
         bad_words = tuple(tuple(tokenizer.encode(word)) for word in request.bad_words if word)
         if bad_words:
             params = replace(params, bad_word_tokens=params.bad_word_tokens + bad_words)
-        seeds = self._seeds(request)
-        per_prompt = []
-        for p, raw in enumerate(request.prompts):
-            prompt = self._prompt(raw, request.prompt_field)
-            max_new = self._max_new(request, prompt, p)
-            prompt_params = params
-            if request.min_total_tokens is not None:
-                minimum = max(0, request.min_total_tokens - len(prompt.ids))
-                prompt_params = replace(params, min_tokens=minimum)
-            per_prompt.append([
-                ChoiceSpec(
-                    index=p * request.candidates + k,
-                    prompt=prompt,
-                    params=prompt_params,
-                    seed=seeds[k],
-                    max_new_tokens=max_new,
-                    stop=request.stop,
-                    stop_sequences=request.stop_token_sequences,
-                    eos_ids=eos_ids,
-                    logprobs=request.logprobs,
-                    echo=request.echo,
-                    forced=request.forced_output_tokens,
-                )
-                for k in range(request.candidates)
-            ])
-        return per_prompt
+        return _Plan(params, eos_ids, tuple(self._seeds(request)))
+
+    def _prompt_specs(self, request: GenerationRequest, plan: _Plan, p: int,
+                      raw: str | tuple[int, ...]) -> list[ChoiceSpec]:
+        """Prompt ``p``'s candidates' specs (validated: its errors name prompt ``p``)."""
+        prompt = self._prompt(raw, request.prompt_field)
+        max_new = self._max_new(request, prompt, p)
+        prompt_params = plan.params
+        if request.min_total_tokens is not None:
+            minimum = max(0, request.min_total_tokens - len(prompt.ids))
+            prompt_params = replace(plan.params, min_tokens=minimum)
+        return [
+            ChoiceSpec(
+                index=p * request.candidates + k,
+                prompt=prompt,
+                params=prompt_params,
+                seed=plan.seeds[k],
+                max_new_tokens=max_new,
+                stop=request.stop,
+                stop_sequences=request.stop_token_sequences,
+                eos_ids=plan.eos_ids,
+                logprobs=request.logprobs,
+                echo=request.echo,
+                forced=request.forced_output_tokens,
+            )
+            for k in range(request.candidates)
+        ]
+
+    def _specs(self, request: GenerationRequest) -> list[list[ChoiceSpec]]:
+        """Per prompt, its candidates' specs (all validated before any is generated)."""
+        plan = self._plan(request)
+        return [self._prompt_specs(request, plan, p, raw) for p, raw in enumerate(request.prompts)]
 
     def _run(self, spec: ChoiceSpec) -> ChoiceRun:
         return ChoiceRun(spec, tokenizer=self.tokenizer, model=self.artifacts.model,
@@ -233,16 +244,29 @@ class Engine:
         yield UsageEvent(Usage(prompt_tokens, completion_tokens))
 
     def complete(self, request: GenerationRequest) -> Completion:
-        """Generate the whole completion (best_of included)."""
-        per_prompt = self._specs(request)
-        choices: list[Choice] = []
-        prompt_tokens = 0
-        for p, specs in enumerate(per_prompt):
-            prompt_tokens += len(specs[0].prompt.ids)
+        """Generate the whole completion (best_of included): :meth:`complete_prompts` joined."""
+        return Completion.joined(self.complete_prompts(request))
+
+    def complete_prompts(self, request: GenerationRequest) -> Iterator[Completion]:
+        """The completion prompt by prompt: one :class:`Completion` per prompt, its choices
+        numbered as in the whole answer (``p * n + k``) and its usage that prompt's.
+
+        The request-wide checks run now; prompt ``p`` is tokenized, checked (its errors name
+        ``p``) and generated only when its part is asked for, so a caller can stop between
+        prompts, or render each part and let it go before the next exists. Joined with
+        :meth:`Completion.joined`, the parts are :meth:`complete`'s result.
+        """
+        plan = self._plan(request)
+        return self._prompt_parts(request, plan)
+
+    def _prompt_parts(self, request: GenerationRequest, plan: _Plan) -> Iterator[Completion]:
+        with_logprobs = request.logprobs is not None
+        for p, raw in enumerate(request.prompts):
+            specs = self._prompt_specs(request, plan, p, raw)
             candidates = []
             for spec in specs:
                 run = self._run(spec)
-                choice = _fold(run.events(), with_logprobs=request.logprobs is not None)
+                choice = _fold(run.events(), with_logprobs=with_logprobs)
                 candidates.append((choice, run.mean_logprob))
             if request.best_of is not None and request.best_of > request.n:
                 # Best first; sorted() is stable, so ties keep the lower candidate first.
@@ -250,11 +274,25 @@ class Engine:
                 chosen = ranked[: request.n]
             else:
                 chosen = list(range(request.n))
-            for k, candidate_index in enumerate(chosen):
-                choice = candidates[candidate_index][0]
-                choices.append(replace(choice, index=p * request.n + k))
-        usage = Usage(prompt_tokens, sum(c.completion_tokens for c in choices))
-        return Completion(tuple(choices), usage)
+            choices = tuple(replace(candidates[c][0], index=p * request.n + k)
+                            for k, c in enumerate(chosen))
+            usage = Usage(len(specs[0].prompt.ids), sum(c.completion_tokens for c in choices))
+            yield Completion(choices, usage)
+
+    @staticmethod
+    def deterministic(request: GenerationRequest) -> bool:
+        """Whether the request's answer is a function of the request alone (so it may be kept
+        and given again): seeded, or greedy (no random draw is made)."""
+        return request.seed is not None or request.sampling.greedy
+
+
+@dataclass(frozen=True)
+class _Plan:
+    """What :meth:`Engine._plan` settles for every prompt of a request."""
+
+    params: SamplingParams
+    eos_ids: frozenset[int]
+    seeds: tuple[int, ...]
 
 
 def _fold(events: Iterator[TextEvent | FinishEvent], *, with_logprobs: bool) -> Choice:

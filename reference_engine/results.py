@@ -8,6 +8,7 @@ the non-streamed text, and joining their logprob entries gives exactly its logpr
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Literal
 
@@ -58,6 +59,18 @@ class Completion:
 
     choices: tuple[Choice, ...]
     usage: Usage
+
+    @classmethod
+    def joined(cls, parts: Iterable[Completion]) -> Completion:
+        """One completion of several prompts' parts (``Engine.complete_prompts``): their
+        choices in order, their usages summed."""
+        choices: list[Choice] = []
+        prompt_tokens = completion_tokens = 0
+        for part in parts:
+            choices.extend(part.choices)
+            prompt_tokens += part.usage.prompt_tokens
+            completion_tokens += part.usage.completion_tokens
+        return cls(tuple(choices), Usage(prompt_tokens, completion_tokens))
 
 
 @dataclass(frozen=True)

@@ -1,38 +1,16 @@
 """Faults: the mock, wrong in one named way when asked.
 
-Each fault is a small object named after its defect (``usage-before-finish``), with one narrow
-hook (``base``), registered by name (``registry``). A request's faults come from ``--fault``,
-the ``X-Mock-Fault`` header and ``chaos``; ``active`` applies them. The catalog modules below
-register themselves on import::
-
-    framing     done-missing, done-doubled, done-early, data-after-done, event-unterminated,
-                events-not-separated, json-split, invalid-utf8
-    ordering    usage-before-finish, text-after-finish, finish-doubled, finish-missing
-    usage       usage-unrequested, usage-missing, usage-total-wrong, usage-prompt-times-n, ...
-    identity    id-changes, created-changes, model-changes, object-wrong, field-wrong-type
-    choices     finish_reason values, indices and their order, FriendliAI token / seed fields
-    text        stop-leak, stop-leak-stream, prompt-leak-stream, utf8-split-replacement
-    parameters  seed-ignored, stop-ignored, stop-tokens-ignored, max-tokens-overrun, ...
-    logprobs    the logprobs object, with and without echo
-    errors      how invalid input is answered (and what it leaves behind)
-    transport   content types, disconnect-mid-stream, slow-drip, stall
-    models      models-shape-wrong, model-unlisted
+Each fault is a small object named after its defect, with one narrow hook (``base``),
+registered by name (``registry``). A request's faults come from ``--fault``, the
+``X-Mock-Fault`` header and ``chaos``; ``active`` applies them. Every other module of this
+package is a catalog module, one per area of the contract, whose faults register themselves
+on import: this package imports them all (in name order), so a new area is a new module and
+no list here. ``GET /mock/faults`` and ``mockserver --list-faults`` list the faults.
 """
 
-# The catalog modules register their faults on import.
-from . import (  # noqa: F401
-    choices,
-    errors,
-    framing,
-    identity,
-    logprobs,
-    models,
-    ordering,
-    parameters,
-    text,
-    transport,
-    usage,
-)
+import importlib
+import pkgutil
+
 from .active import ActiveFaults
 from .base import (
     HOOK_METHODS,
@@ -72,3 +50,6 @@ __all__ = [
     "parse_fault_names",
     "register",
 ]
+
+for _module in pkgutil.iter_modules(__path__):  # the catalog modules register their faults
+    importlib.import_module(f"{__name__}.{_module.name}")

@@ -13,7 +13,7 @@ from typing import ClassVar, TypeGuard
 
 from spec import JSON
 
-from ..wire.requests import OPENAI_DEFAULT_MAX_TOKENS
+from ..wire.requests import default_max_tokens
 from .base import FRIENDLI, OPENAI, Fault, FaultContext
 from .registry import register
 
@@ -71,10 +71,11 @@ class MaxTokensOverrun(_BodyFault):
 
     def alter_body(self, body: Body, ctx: FaultContext) -> Body:
         limit = body.get("max_tokens")
+        default = default_max_tokens(ctx.profile)
         if _is_int(limit):
             body["max_tokens"] = limit + 1
-        elif ctx.profile == "openai":
-            body["max_tokens"] = OPENAI_DEFAULT_MAX_TOKENS + 1
+        elif default is not None:
+            body["max_tokens"] = default + 1
         elif _is_int(body.get("max_total_tokens")):
             body["max_total_tokens"] = body["max_total_tokens"] + 1
         return body

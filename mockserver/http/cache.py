@@ -2,7 +2,8 @@
 
 The engine is a pure function of its request when sampling is greedy (temperature 0) or
 seeded: "The same artifact version, request and seed give the same output in any process"
-(reference_engine). The mock therefore keeps the results of such requests -- the whole
+(reference_engine); ``Engine.deterministic`` says which requests are such. The mock therefore
+keeps the results of such requests -- the whole
 :class:`Completion`, or a finished stream's events -- in a bounded LRU, and answers a repeat
 without running the engine. Answers are identical either way; only the time differs. The key
 is the request body as handed to the engine (after ``body`` faults) in canonical JSON, plus
@@ -59,11 +60,11 @@ class ResultCache:
         self._answers: OrderedDict[AnswerKey, Answer] = OrderedDict()
         self.hits = 0
 
-    def key(self, profile: str, params: Mapping[str, JSON]) -> CacheKey | None:
-        """The key of a deterministic request body, or None (not cacheable)."""
-        if self.entries <= 0:
-            return None
-        if params.get("temperature") != 0 and params.get("seed") is None:
+    def key(self, profile: str, params: Mapping[str, JSON], *,
+            deterministic: bool) -> CacheKey | None:
+        """The key of a request body the engine calls ``deterministic``, or None (not
+        cacheable)."""
+        if self.entries <= 0 or not deterministic:
             return None
         return profile, json.dumps(params, sort_keys=True, separators=(",", ":"))
 

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import random
 
+from ..sse import Frame
+
 
 class Latency:
     """Draws the delays, in seconds."""
@@ -41,3 +43,16 @@ class Latency:
         if not self.enabled:
             return 0.0
         return self.first_token() + sum(self.next_token() for _ in range(max(0, tokens - 1)))
+
+
+def is_token_frame(frame: Frame) -> bool:
+    """A chunk that carries new text (latency applies to these, not to finish or usage)."""
+    payload = frame.payload
+    if not isinstance(payload, dict):
+        return False
+    entries = payload.get("choices")
+    if not isinstance(entries, list) or not entries:
+        return False
+    return all(
+        isinstance(c, dict) and c.get("finish_reason") is None for c in entries
+    )

@@ -17,9 +17,9 @@ import asyncio
 import gc
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from aiohttp import web
 
@@ -165,6 +165,21 @@ def check(stop: threading.Event) -> None:
     """Inside a job: raise :class:`Stopped` once the stop flag is set."""
     if stop.is_set():
         raise Stopped
+
+
+def checked(items: Iterable[T], stop: threading.Event) -> Iterator[T]:
+    """``items``, checking the stop flag before each is drawn (``Engine.complete_prompts``
+    generates a prompt when its part is drawn: the flag is looked at between prompts)."""
+    iterator = iter(items)
+    while True:
+        check(stop)
+        item = next(iterator, _END)
+        if item is _END:
+            return
+        yield cast(T, item)
+
+
+_END = object()
 
 
 def _result(future: asyncio.Future[T], *, stopping: bool) -> T:

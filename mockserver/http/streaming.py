@@ -23,7 +23,7 @@ from .. import sse
 from ..errors import ApiError, server_error
 from ..faults import AbortConnection, ActiveFaults, FaultContext, Write
 from ..sse import Frame
-from .latency import Latency
+from .latency import Latency, is_token_frame
 from .offload import check
 
 log = logging.getLogger("mockserver")
@@ -52,19 +52,6 @@ class _HeadersWithFirstWrite(web.StreamResponse):
     """
 
     _send_headers_immediately = False
-
-
-def is_token_frame(frame: Frame) -> bool:
-    """A chunk that carries new text (latency applies to these, not to finish or usage)."""
-    payload = frame.payload
-    if not isinstance(payload, dict):
-        return False
-    entries = payload.get("choices")
-    if not isinstance(entries, list) or not entries:
-        return False
-    return all(
-        isinstance(c, dict) and c.get("finish_reason") is None for c in entries
-    )
 
 
 async def send_stream(

@@ -8,7 +8,6 @@ bends); ``Identity`` is drawn once per request.
 """
 
 from .chunks import stream_chunks, stream_frames
-from .cli import render_cli
 from .identity import Identity
 from .logprobs import logprobs_object, usage_object
 from .options import WireOptions
@@ -26,7 +25,6 @@ __all__ = [
     "identity_prefix",
     "integral_numbers",
     "logprobs_object",
-    "render_cli",
     "stream_chunks",
     "stream_frames",
     "usage_object",

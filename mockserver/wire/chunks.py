@@ -33,7 +33,7 @@ from spec import JSON
 from .. import sse
 from .identity import Identity
 from .logprobs import logprobs_object, usage_object
-from .profiles import wire_profile
+from .profiles import FRIENDLI_WIRE, wire_profile
 from .responses import OBJECT
 
 _NULL = b"null"
@@ -117,7 +117,7 @@ def stream_frames(
 
 def _suffix(profile: str, suffix: str | None) -> str:
     """What each finish chunk's text ends with: OpenAI's ``suffix``; FriendliAI has none."""
-    return "" if wire_profile(profile) == "friendli" else suffix or ""
+    return "" if wire_profile(profile) == FRIENDLI_WIRE else suffix or ""
 
 
 def _values(event: TextEvent | FinishEvent, suffix: str,
@@ -167,7 +167,7 @@ class _Layout:
 
     @classmethod
     def of(cls, identity: Identity, *, profile: str, include_usage: bool) -> _Layout:
-        return cls(wire_profile(profile) == "friendli", include_usage, identity.model,
+        return cls(wire_profile(profile) == FRIENDLI_WIRE, include_usage, identity.model,
                    identity.system_fingerprint)
 
     def choice(self, index: JSON, text: JSON, logprobs: JSON, finish_reason: JSON,

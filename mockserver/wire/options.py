@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from spec import JSON
 
-from .profiles import wire_profile
+from .profiles import OPENAI_WIRE, wire_profile
 
 
 @dataclass(frozen=True)
@@ -27,7 +27,7 @@ class WireOptions:
         include_usage = (
             stream and isinstance(options, dict) and options.get("include_usage") is True
         )
-        suffix = body.get("suffix") if wire_profile(profile) == "openai" else None
+        suffix = body.get("suffix") if wire_profile(profile) == OPENAI_WIRE else None
         return cls(
             stream=stream,
             include_usage=include_usage,

@@ -7,7 +7,11 @@ from typing import Literal
 import spec
 
 WireProfile = Literal["openai", "friendli"]
-WIRE_PROFILES: tuple[WireProfile, ...] = ("openai", "friendli")
+OPENAI_WIRE: WireProfile = "openai"
+FRIENDLI_WIRE: WireProfile = "friendli"
+WIRE_PROFILES: tuple[WireProfile, ...] = (OPENAI_WIRE, FRIENDLI_WIRE)
+"""The wires (a profile's ``wire``), not profiles: the layer under ``mockserver/wire/`` branches
+on these, every other module on a profile's attributes (``mockserver.contracts``)."""
 
 
 def wire_profile(profile: str) -> WireProfile:

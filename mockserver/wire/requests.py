@@ -25,7 +25,7 @@ from reference_engine.sampling import InvalidParameter, SamplingParams
 from reference_engine.sampling.params import RESPONSE_FORMAT_TYPES
 from spec import JSON
 
-from .profiles import wire_profile
+from .profiles import FRIENDLI_WIRE, OPENAI_WIRE, wire_profile
 
 OPENAI_DEFAULT_MAX_TOKENS = 16
 OPENAI_SAMPLING_FIELDS = (
@@ -40,6 +40,18 @@ FRIENDLI_SAMPLING_FIELDS = (
 SMALLEST_TOP_P = sys.float_info.min
 """OpenAI allows ``top_p: 0``; the engine's nucleus filter needs a positive mass. The smallest
 positive float keeps exactly the most likely token, which is what 0 means."""
+
+
+def default_max_tokens(profile: str) -> int | None:
+    """``max_tokens`` of a body that leaves it out: OpenAI's 16, or None (FriendliAI: until
+    the context is full)."""
+    return OPENAI_DEFAULT_MAX_TOKENS if wire_profile(profile) == OPENAI_WIRE else None
+
+
+def served_model(model: str, *, wire: str) -> str:
+    """The model a request names: FriendliAI may address an adapter as ``MODEL:ADAPTER_ROUTE``
+    (the model is the part before the colon); OpenAI's model is the whole string."""
+    return model.split(":", 1)[0] if wire_profile(wire) == FRIENDLI_WIRE else model
 
 
 def integral_numbers(value: JSON) -> JSON:
@@ -70,7 +82,7 @@ def build_request(body: Mapping[str, JSON], *, profile: str) -> GenerationReques
     """
     if not isinstance(body, Mapping):
         raise InvalidRequestError("the request body must be a JSON object", param=None)
-    if wire_profile(profile) == "openai":
+    if wire_profile(profile) == OPENAI_WIRE:
         return _openai_request(body)
     return _friendli_request(body)
 

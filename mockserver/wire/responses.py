@@ -17,7 +17,7 @@ from spec import JSON
 from ..sse import encode_json
 from .identity import Identity
 from .logprobs import logprobs_object, usage_object
-from .profiles import wire_profile
+from .profiles import FRIENDLI_WIRE, wire_profile
 
 OBJECT = "text_completion"
 
@@ -31,7 +31,7 @@ def completion_body(
     not part of logprobs, usage, or the streamed deltas before the finish chunk."
     """
     usage = usage_object(completion.usage.prompt_tokens, completion.usage.completion_tokens)
-    if wire_profile(profile) == "friendli":
+    if wire_profile(profile) == FRIENDLI_WIRE:
         return {
             "id": identity.id,
             "object": OBJECT,
@@ -80,11 +80,11 @@ def identity_prefix(identity: Identity, *, profile: str) -> bytes:
     identity's ``id`` and ``created`` (the mock's answer memo keeps only that tail)."""
     if _PLAIN_ID.fullmatch(identity.id) is None:  # never for Identity.new's ids
         head: dict[str, JSON] = {"id": identity.id, "object": OBJECT}
-        if wire_profile(profile) != "friendli":
+        if wire_profile(profile) != FRIENDLI_WIRE:
             head["created"] = identity.created
         return encode_json(head)[:-1] + b","
     start = b'{"id":"' + identity.id.encode("ascii") + _AFTER_ID
-    if wire_profile(profile) == "friendli":
+    if wire_profile(profile) == FRIENDLI_WIRE:
         return start
     return start + b'"created":' + str(int(identity.created)).encode("ascii") + b","
 

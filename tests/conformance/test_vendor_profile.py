@@ -91,3 +91,20 @@ def test_the_embedded_mock_serves_the_profile_file_and_passes_under_it(tmp_path:
                            "--workers", "1", "-q", "--no-shrink", "--json", str(fuzz_report))
     assert status == 0, out + err
     assert json.loads(fuzz_report.read_text())["search"]["examples"] > 0
+
+
+def test_a_vendor_profile_with_its_own_request_schema_is_served_and_passes(
+        tmp_path: Path) -> None:
+    """The mock validates with the profile's own request schema, not its wire's: here a
+    vendor that requires ``max_tokens``, lists fewer fields and rejects the rest."""
+    path = served_vendor_profile(tmp_path)
+    raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+    raw.update(name="vendor-s", title="Vendor S", unknown_fields="reject")
+    raw["required_fields"] = [*raw["required_fields"], "max_tokens"]
+    raw["request_fields"] = [f for f in raw["request_fields"] if f not in ("top_k", "min_p")]
+    path = tmp_path / "vendor-s.yaml"
+    path.write_text(yaml.safe_dump(raw), encoding="utf-8")
+    report = tmp_path / "r.json"
+    status, out, err = cli("run", "-q", "--profile", str(path), "--json", str(report))
+    assert status == 0, out + err
+    assert {r["verdict"] for r in json.loads(report.read_text())["results"]} <= {"PASS", "SKIP"}

@@ -120,3 +120,22 @@ def test_the_cli_names_the_key_of_a_malformed_profile_file(
         mock_main(["--profile", str(path), "--port", "0"])
     assert exited.value.code == 2
     assert "errors.invalid_request: 422 is not of type 'array'" in capsys.readouterr().err
+
+
+def test_a_profile_is_validated_with_its_own_request_schema(
+        make_server: Callable[..., LiveServer], tmp_path: Path) -> None:
+    """The profile's ``required_fields`` and ``request_fields`` make its request schema; the
+    wire's schema (which requires only ``model`` and ``prompt``) does not decide."""
+    path = Path(write_profile(tmp_path, "vendor-r", base_path="/r/v1", unknown_fields="reject",
+                              invalid=422, without=("top_k",)))
+    raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+    raw["required_fields"] = [*raw["required_fields"], "max_tokens"]
+    path.write_text(yaml.safe_dump(raw), encoding="utf-8")
+    live = make_server(profiles=(str(path),))
+    missing = live.post("/r/v1/completions", {"model": MODEL, "prompt": "Hello"})
+    assert (missing.status, missing.error["param"], missing.error["code"]) == (
+        422, "max_tokens", "missing_required_parameter")
+    unknown = live.post("/r/v1/completions", body(top_k=5))
+    assert (unknown.status, unknown.error["param"]) == (422, "top_k")
+    assert live.post("/r/v1/completions", body()).status == 200
+    assert live.post("/v1/completions", {"model": MODEL, "prompt": "Hello"}).status == 200

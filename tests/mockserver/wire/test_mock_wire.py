@@ -12,6 +12,7 @@ from mock_live import MODEL
 
 import spec
 from mockserver import sse
+from mockserver.offline import offline_answer
 from mockserver.validation import RequestValidator
 from mockserver.wire import (
     Identity,
@@ -19,7 +20,6 @@ from mockserver.wire import (
     build_request,
     completion_body,
     integral_numbers,
-    render_cli,
     stream_chunks,
 )
 from reference_engine import (
@@ -306,25 +306,25 @@ def test_chunks_are_lazy() -> None:
     assert next(chunks)["choices"][0]["text"] == "x"
 
 
-# -- render_cli (python -m mockserver.render) -----------------------------------------
+# -- offline_answer (python -m mockserver.render) -----------------------------------------
 
 
-def test_render_cli_matches_the_engine() -> None:
+def test_offline_answer_matches_the_engine() -> None:
     body = {"model": "reference-ngram", "prompt": "The Python", "max_tokens": 3,
             "temperature": 0}
-    text = render_cli(body, profile="openai", stream=False)
-    streamed = render_cli(body, profile="openai", stream=True)
+    text = offline_answer(body, profile="openai", stream=False)
+    streamed = offline_answer(body, profile="openai", stream=True)
     events_ = [line[len("data: "):] for line in streamed.split("\n\n") if line]
     assert events_[-1] == "[DONE]"
     assert '"id":"cmpl-reference"' in text and '"created":0' in text
 
 
-def test_render_cli_reports_invalid_requests() -> None:
+def test_offline_answer_reports_invalid_requests() -> None:
     with pytest.raises(ValueError, match=r"400 .*param: temperature"):
-        render_cli({"model": "reference-ngram", "prompt": "x", "temperature": 3},
+        offline_answer({"model": "reference-ngram", "prompt": "x", "temperature": 3},
                    profile="openai", stream=False)
     with pytest.raises(ValueError, match="422"):
-        render_cli({"model": "reference-ngram"}, profile="friendli", stream=False)
+        offline_answer({"model": "reference-ngram"}, profile="friendli", stream=False)
 
 
 def test_sampling_params_are_shared_types() -> None:

@@ -20,10 +20,10 @@ import pytest
 from mock_live import ENGINE, MODEL, LiveServer
 
 from mockserver import MockConfig, create_app, heap, sse
-from mockserver.http import work
+from mockserver.http import generate
+from mockserver.http.answer_bytes import complete_rendered, render_by_choice
 from mockserver.http.cache import MAX_ENTRY_UNITS, ResultCache, completion_units
 from mockserver.http.offload import Offload, Stopped
-from mockserver.http.render import complete_rendered, render_by_choice
 from mockserver.http.state import CACHE, OFFLOAD
 from mockserver.wire import Identity, completion_body
 from reference_engine import Engine
@@ -210,7 +210,7 @@ def _request(**fields: Any) -> GenerationRequest:
 ])
 def test_prompt_by_prompt_completion_equals_the_single_call(fields: dict[str, Any]) -> None:
     generation = _request(**fields)
-    assert work.complete(ENGINE, generation, threading.Event()) == ENGINE.complete(generation)
+    assert generate.complete(ENGINE, generation, threading.Event()) == ENGINE.complete(generation)
 
 
 def test_prompt_by_prompt_errors_name_the_prompt_the_single_call_names() -> None:
@@ -218,14 +218,14 @@ def test_prompt_by_prompt_errors_name_the_prompt_the_single_call_names() -> None
     with pytest.raises(ContextLengthError) as single:
         ENGINE.complete(generation)
     with pytest.raises(ContextLengthError) as sliced:
-        work.complete(ENGINE, generation, threading.Event())
+        generate.complete(ENGINE, generation, threading.Event())
     assert str(sliced.value) == str(single.value) and "prompt 1 " in str(single.value)
     assert sliced.value.param == single.value.param
 
 
 def test_unseeded_prompts_share_their_seeds_as_in_the_single_call() -> None:
     generation = _request(prompts=("Hello",) * 3, n=2)
-    choices = work.complete(ENGINE, generation, threading.Event()).choices
+    choices = generate.complete(ENGINE, generation, threading.Event()).choices
     assert [c.seed for c in choices[:2]] == [c.seed for c in choices[2:4]]
     assert [c.text for c in choices[:2]] == [c.text for c in choices[4:6]]
 
@@ -233,7 +233,7 @@ def test_unseeded_prompts_share_their_seeds_as_in_the_single_call() -> None:
 def test_unseeded_prompts_with_best_of_get_their_answer() -> None:
     """best_of > n without a seed: the shared seeds must fit the engine's seed rules."""
     generation = _request(prompts=("Hello",) * 3, n=2, best_of=3)
-    completion = work.complete(ENGINE, generation, threading.Event())
+    completion = generate.complete(ENGINE, generation, threading.Event())
     assert [c.index for c in completion.choices] == list(range(6))
     assert [c.text for c in completion.choices[:2]] == [c.text for c in completion.choices[2:4]]
 

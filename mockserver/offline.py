@@ -1,7 +1,7 @@
-"""``render_cli``: one request through validation, the engine and the renderers, as text.
+"""The mock's answer to one request without a server: validation, the engine, the wire.
 
-The front end of ``python -m reference_engine`` (see its module docstring): it prints exactly
-what the mock would send, so the mock's own pipeline is reused here rather than copied.
+What ``python -m mockserver.render`` prints: exactly what the mock would send, so the mock's
+own pipeline (its validator and the pure ``mockserver.wire``) is reused here, not copied.
 """
 
 from __future__ import annotations
@@ -13,12 +13,10 @@ from reference_engine import Engine
 from reference_engine.errors import InvalidRequestError
 from spec import JSON
 
-from .. import sse
-from .chunks import stream_chunks
-from .identity import Identity
-from .options import WireOptions
-from .requests import build_request
-from .responses import completion_body
+from . import sse
+from .errors import ApiError
+from .validation import RequestValidator
+from .wire import Identity, WireOptions, build_request, completion_body, stream_chunks
 
 
 @functools.cache
@@ -26,7 +24,7 @@ def _engine() -> Engine:
     return Engine()
 
 
-def render_cli(
+def offline_answer(
     body: Mapping[str, JSON],
     *,
     profile: str,
@@ -40,9 +38,6 @@ def render_cli(
     The body's own ``stream`` is replaced by ``stream``. Raises ValueError with the error
     envelope's message (and ``param``) for a request the mock would reject.
     """
-    from ..errors import ApiError  # late: keeps ``mockserver.wire`` importable on its own
-    from ..validation import RequestValidator
-
     engine = engine or _engine()
     request_body = {**body, "stream": stream}
     validator = RequestValidator(profile, model_id=engine.model_id)
