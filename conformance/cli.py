@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from typing import TextIO
 
 from conformance.embedded import EmbeddedMock, EmbeddedMockError, serving_args
+from conformance.given_options import given_options
 from conformance.model import RunResult
 from conformance.rules import CATALOG
 from conformance.runner import execute
@@ -153,7 +154,7 @@ def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         if discovery:  # kept in the report: a replay of it must answer the discovery too
             exchanges = {DISCOVERY_LABEL: discovery[-1], **result.exchanges}
             result = dataclasses.replace(result, exchanges=exchanges)
-        result = dataclasses.replace(result, fail_on_skip=args.fail_on_skip)
+        result = dataclasses.replace(result, fail_on_skip=args.fail_on_skip, options=args.given)
     finally:
         if mock is not None:
             mock.stop()
@@ -174,6 +175,8 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None,
     out = out or sys.stdout
     err = err or sys.stderr
     args = _parser().parse_args(argv)
+    if args.command in ("run", "fuzz"):  # what the reports echo of how the run was made
+        args.given = given_options(args, _parser().parse_args([args.command]))
     return_large_blocks()  # what the limits bound is what the process holds (transport/heap)
     try:
         if args.command == "list":

@@ -7,7 +7,6 @@ progress, or nothing) and returns a :class:`~conformance.model.RunResult` that r
 from __future__ import annotations
 
 import asyncio
-import itertools
 import time
 import traceback
 from collections.abc import Iterable, Mapping
@@ -15,8 +14,9 @@ from datetime import datetime, timezone
 from typing import Protocol
 
 from conformance import refusal
-from conformance.check_context import CheckContext, unsound
+from conformance.check_context import CheckContext
 from conformance.client import Client, RunStopped
+from conformance.latency import Latency, chunk_times
 from conformance.model import (
     Finding,
     HarnessProblem,
@@ -178,8 +178,7 @@ def _stats(
     client: Client,
     wall: float,
 ) -> RunStats:
-    ttft: list[float] = []
-    itl: list[float] = []
+    latency = Latency()
     completions = answered = 0
     refused: dict[str, tuple[int, str]] = {}
     for outcome in outcomes.values():
@@ -192,15 +191,8 @@ def _stats(
                 if kind is not None:
                     count, first = refused.get(kind.value, (0, outcome.label(key)))
                     refused[kind.value] = (count + 1, first)
-            if not exchange.is_sse or exchange.status != 200:
-                continue
-            view = views.get(id(exchange)) or StreamView(exchange)
-            if unsound(view) is not None or not view.chunks:
-                continue
-            times = [p.event.dispatched_at for p in view.chunks]
-            ttft.append(times[0])
-            itl.extend(b - a for a, b in itertools.pairwise(times))
-    return RunStats(client.sent, wall, tuple(ttft), tuple(itl), completions,
+            latency.add(chunk_times(exchange, views.get(id(exchange))))
+    return RunStats(client.sent, wall, tuple(latency.ttft), tuple(latency.gaps), completions,
                     tuple((kind, count, first) for kind, (count, first) in refused.items()),
                     answered=answered, stopped=client.stopped)
 

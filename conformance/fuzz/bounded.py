@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import io
 import json
+import time
 import weakref
 import zlib
 from collections.abc import Iterator
@@ -65,6 +66,21 @@ class ResponseTooSlow(requests.Timeout):
 
 
 _CUTS: weakref.WeakKeyDictionary[requests.PreparedRequest, Cut] = weakref.WeakKeyDictionary()
+
+MAX_ARRIVALS = 4096
+"""Arrival times kept of one stream (one per read): enough for its latency, bounded however
+finely a server splits its bytes."""
+
+Arrivals = tuple[tuple[int, float], ...]
+"""``(bytes read so far, seconds since the request began)`` after each read of a body."""
+
+_ARRIVALS: weakref.WeakKeyDictionary[requests.PreparedRequest, Arrivals] = (
+    weakref.WeakKeyDictionary())
+
+
+def arrivals_of(request: requests.PreparedRequest) -> Arrivals:
+    """When the bytes of the answer to ``request`` (an event stream) arrived; empty if unknown."""
+    return _ARRIVALS.get(request, ())
 
 
 def cut_of(request: requests.PreparedRequest) -> Cut | None:
@@ -152,8 +168,9 @@ def read_body(response: requests.Response, limits: Limits, watch: Watch) -> None
     """
     raw = response.raw
     stream = is_event_stream(response.headers.get("Content-Type"))
+    arrivals: list[tuple[int, float]] = []
     try:
-        buffer, cut = _read(raw, response, limits, watch)
+        buffer, cut = _read(raw, response, limits, watch, arrivals)
     finally:
         raw.close()  # a body read to its end leaves nothing; a cut one must not be reused
         raw.release_conn()
@@ -172,6 +189,8 @@ def read_body(response: requests.Response, limits: Limits, watch: Watch) -> None
     if cut is not None:
         setattr(response, STREAM_CUT_SHORT_ATTRIBUTE, True)
         _CUTS[response.request] = cut
+    if stream and arrivals:
+        _ARRIVALS[response.request] = tuple(arrivals)
 
 
 def _events_end(stream: bytearray) -> int:
@@ -180,8 +199,8 @@ def _events_end(stream: bytearray) -> int:
                for end in (b"\n\n", b"\r\n\r\n", b"\r\r"))
 
 
-def _read(raw: Any, response: requests.Response, limits: Limits, watch: Watch
-          ) -> tuple[bytearray, Cut | None]:
+def _read(raw: Any, response: requests.Response, limits: Limits, watch: Watch,
+          arrivals: list[tuple[int, float]]) -> tuple[bytearray, Cut | None]:
     decoder = make_decoder(response.headers.get("Content-Encoding"))
     cap = limits.max_total_bytes
     body = bytearray()
@@ -212,6 +231,8 @@ def _read(raw: Any, response: requests.Response, limits: Limits, watch: Watch
                 raise requests.exceptions.ContentDecodingError(
                     f"the body does not decode as {response.headers.get('Content-Encoding')}: "
                     f"{exc}", request=response.request) from exc
+        if chunk and len(arrivals) < MAX_ARRIVALS:
+            arrivals.append((len(body), time.monotonic() - watch.started))
         if len(body) > cap or wire > cap:
             what = "decoded" if decoder is not None and len(body) > cap else "on the wire"
             del body[cap:]

@@ -22,12 +22,13 @@ from hypothesis import strategies as st
 from schemathesis.core.failures import Failure, Severity
 
 from conformance.check_context import CheckContext
+from conformance.latency import Latency, chunk_times
 from conformance.model import HarnessProblem, Level, NotApplicable, Rule, Violation
 from conformance.rules import CATALOG
 from conformance.settings import Settings
 from conformance.strategies import completion_requests
 from conformance.validity import classify
-from conformance.views import compact
+from conformance.views import StreamView, compact
 from spec import JSON
 
 from .bindings import Sample, binder_for
@@ -90,6 +91,8 @@ class FuzzRun:
     """Schemathesis operation label -> profile operation name (``completions``, ``models``)."""
     overlay: st.SearchStrategy[dict[str, JSON]] = field(init=False, repr=False)
     rule_ids: frozenset[str] = field(init=False, repr=False)
+    latency: Latency = field(default_factory=Latency)
+    """The streams' times to first token and inter-token gaps, for the reports' charts."""
     judged: dict[str, int] = field(default_factory=dict)
     """Rule ID -> answers its check judged (read at least one of): a rule that judged none
     SKIPs, never PASSes on nothing."""
@@ -149,7 +152,11 @@ def sample_of(run: FuzzRun, response: schemathesis.Response, case: schemathesis.
         body = exchange.request.json() if exchange.request.body else None
         if exchange.request.body and body is None:
             body = exchange.request.body.decode("utf-8", "replace")
-        return Sample(operation, body, classify(body, run.settings.profile), exchange)
+        sample = Sample(operation, body, classify(body, run.settings.profile), exchange)
+        if exchange.is_sse and exchange.status == 200:  # parsed once, for latency and checks
+            view = sample.views[id(exchange)] = StreamView(exchange)
+            run.latency.add(chunk_times(exchange, view))
+        return sample
 
     return remembered(response, f"sample {id(run)}", make)
 

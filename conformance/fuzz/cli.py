@@ -157,7 +157,7 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     _check_reachable(result)
     report = dataclasses.replace(
         run_result(result, settings, strict=config.strict, embedded=mock is not None),
-        started_at=started_at)
+        started_at=started_at, options=getattr(args, "given", ()))
     write_console(report, out)
     for path, write in ((args.json, write_json), (args.junit_xml, write_junit),
                         (args.html, write_html)):

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import socket
 import threading
+import time
 from types import TracebackType
 
 from urllib3.connection import HTTPConnection, HTTPSConnection
@@ -43,8 +44,11 @@ class Watch:
         self._timer = threading.Timer(seconds, self._expire)
         self._timer.daemon = True
         self._outer: Watch | None = None
+        self.started = time.monotonic()
+        """When the request began (entering the watch): what arrival times count from."""
 
     def __enter__(self) -> Watch:
+        self.started = time.monotonic()
         self._outer = current()
         _local.watch = self
         self._timer.start()

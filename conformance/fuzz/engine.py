@@ -120,6 +120,10 @@ class FuzzResult:
     unreachable: bool = False
     judged: dict[str, int] = field(default_factory=dict)
     """Catalog rule ID -> answers its check judged; a rule missing judged none."""
+    ttft_seconds: tuple[float, ...] = ()
+    """Time to first token of each 200 stream read (:mod:`conformance.latency`)."""
+    itl_seconds: tuple[float, ...] = ()
+    """Gaps between consecutive chunks of those streams."""
     network: Network = DIRECT
     """How the requests went out (redacted): the reports say so, ``--insecure`` above all."""
 
@@ -241,6 +245,7 @@ def _fuzz(settings: Settings, config: FuzzConfig, report: Reporter, *, database:
             report.end()
     result.findings = collector.findings()
     result.judged = dict(run.judged)
+    result.ttft_seconds, result.itl_seconds = tuple(run.latency.ttft), tuple(run.latency.gaps)
     result.requests, result.retried = guard.sent, guard.retried
     result.duration = time.monotonic() - started
     result.unreachable = bool(guard.network_failures) and not guard_answered(guard) and all(

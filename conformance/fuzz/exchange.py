@@ -24,7 +24,7 @@ from conformance.transport import (
     redact_url,
 )
 
-from .bounded import cut_of
+from .bounded import arrivals_of, cut_of
 from .stream import MEDIA_TYPE, parsed_stream_of
 
 SKIPPED_HEADERS = frozenset(
@@ -85,6 +85,7 @@ def to_exchange(response: schemathesis.Response, *, secret_headers: Iterable[str
     parsed = parsed_stream_of(response) if is_sse else None
     termination, error = Termination.EOF, None
     cut = cut_of(response.request)
+    arrivals = arrivals_of(response.request) if is_sse else ()
     if parsed is not None and parsed.halted is not None:
         termination = Termination(parsed.halted)
         error = f"SSE parser stopped: {parsed.observations[-1].message}"
@@ -99,7 +100,8 @@ def to_exchange(response: schemathesis.Response, *, secret_headers: Iterable[str
         request=request,
         termination=termination,
         timings=Timings(started_wall=time.time() - response.elapsed, headers_at=None,
-                        first_byte_at=None, ended_at=response.elapsed),
+                        first_byte_at=arrivals[0][1] if arrivals else None,
+                        ended_at=response.elapsed),
         error=error,
         status=response.status_code,
         reason=response.message,

@@ -21,6 +21,7 @@ from conformance.views import DONE
 from conformance.wire_json import parse_json
 from spec import JSON
 
+from .bounded import Arrivals, arrivals_of
 from .memo import remembered
 
 MEDIA_TYPE = "text/event-stream"
@@ -38,16 +39,28 @@ class ParsedStream:
 
 
 def parse_stream(content: bytes, *, max_line_bytes: int | None = None,
-                 max_event_bytes: int | None = None) -> ParsedStream:
-    """Parse a complete event-stream body (the end of ``content`` is the end of the stream)."""
+                 max_event_bytes: int | None = None, arrivals: Arrivals = ()) -> ParsedStream:
+    """Parse a complete event-stream body (the end of ``content`` is the end of the stream).
+
+    ``arrivals`` (:func:`~conformance.fuzz.bounded.arrivals_of`) say when each part of
+    ``content`` arrived, so each event carries its arrival times as in a run; without them
+    every event arrived at 0."""
     limits = {
         key: value
         for key, value in (("max_line_bytes", max_line_bytes), ("max_event_bytes", max_event_bytes))
         if value is not None
     }
     parser = SSEParser(**limits)  # type: ignore[arg-type]
-    events = parser.feed(content, 0.0)
-    parser.close(0.0)
+    events: list[SSEEvent] = []
+    start, now = 0, 0.0
+    for end, now in arrivals:
+        if end > len(content):
+            break
+        if end > start:
+            events += parser.feed(content[start:end], now)
+            start = end
+    events += parser.feed(content[start:], now)
+    parser.close(now)
     return ParsedStream(
         events=tuple(events),
         observations=parser.observations,
@@ -59,7 +72,8 @@ def parse_stream(content: bytes, *, max_line_bytes: int | None = None,
 
 def parsed_stream_of(response: schemathesis.Response) -> ParsedStream:
     """``response``'s body parsed as a stream, once for all its readers (:mod:`.memo`)."""
-    return remembered(response, "stream", lambda: parse_stream(response.content))
+    return remembered(response, "stream", lambda: parse_stream(
+        response.content, arrivals=arrivals_of(response.request)))
 
 
 def payloads(content: bytes | ParsedStream) -> list[JSON]:

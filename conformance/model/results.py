@@ -134,6 +134,9 @@ class RunResult:
     """``--fail-on-skip``: a MUST rule of a claimed feature that could not be judged fails."""
     search: Search | None = None
     started_at: datetime | None = None
+    options: tuple[str, ...] = ()
+    """The options the run was given that change what it sent or judged, as typed
+    (:mod:`conformance.given_options`); secrets are never among them."""
     """When the run started (UTC); None for a result not built by a run."""
 
     @property

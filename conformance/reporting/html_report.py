@@ -53,6 +53,8 @@ def _options(result: RunResult) -> list[str]:
     options = [f"strict: {'yes' if result.strict else 'no'} (--strict makes NON_STRICT fail)",
                f"fail on skip: {'yes' if result.fail_on_skip else 'no'}"]
     options += [line for line in connection_lines(result) if line != WEAKENED]
+    if result.options:
+        options.append("given: " + " ".join(result.options))
     return options
 
 
@@ -93,7 +95,8 @@ def _counts(result: RunResult) -> str:
 def _latency(result: RunResult) -> str:
     stats = result.stats
     if not (stats.ttft_seconds or stats.itl_seconds):
-        why = ("a fuzz run does not time its streams" if result.search is not None
+        why = ("no generated request was answered with a whole stream, so there is nothing "
+               "to chart" if result.search is not None
                else "no stream was recorded whole, so there is nothing to chart")
         return (f'<section class="latency"><h2>Latency</h2><p class="note">{why}.</p>'
                 "</section>")

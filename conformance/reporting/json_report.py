@@ -3,10 +3,10 @@
 Its shape is a JSON Schema shipped beside this module (``report.schema.json``, loaded by
 :func:`report_schema`), checked against every report the test suite writes. In short::
 
-    {"format_version": "1.0", "tool", "version", "started_at": "2026-01-31T09:00:00.000Z",
+    {"format_version": "1.1", "tool", "version", "started_at": "2026-01-31T09:00:00.000Z",
      "target": {"base_url", "profile", "model", "features", "embedded"},
      "connection": {"proxy", "cacert", "cert", "insecure", "weakened"}, "weakened",
-     "strict", "passed", "exit_code",
+     "strict", "options": ["--timeout 10", ...], "passed", "exit_code",
      "summary": {"PASS": n, "FAIL": n, "NON_STRICT": n, "SKIP": n, "ERROR": n, "total": n},
      "coverage": {"judged": {"MUST": n, ...}, "total": {...}, "skipped": {why: n},
                   "unjudged_must": [rule IDs], "fail_on_skip"},
@@ -20,7 +20,9 @@ Its shape is a JSON Schema shipped beside this module (``report.schema.json``, l
      "exchanges": {"probe/key": {...}}}
 
 ``format_version`` is MAJOR.MINOR: a new MINOR only adds fields, a new MAJOR changes or removes
-one. ``started_at`` is when the run started, in UTC. ``finding`` is a rule's first failing case
+one (1.1 added ``options``). ``started_at`` is when the run started, in UTC. ``options`` are the
+options the run was given that change what it sent or judged (:mod:`conformance.given_options`;
+never a secret). ``finding`` is a rule's first failing case
 and ``findings`` all of them; ``faults`` are the mock faults that must make the rule fail.
 ``coverage`` counts the rules judged per level and the SKIPs by why
 (:mod:`conformance.model.coverage`); ``stats.refused`` the completion requests refused as a
@@ -67,7 +69,7 @@ from .connection import connection_json
 
 TOOL = "completions-conformance"
 VERSION = "0.1.0"
-FORMAT_VERSION = "1.0"
+FORMAT_VERSION = "1.1"
 """The report's shape (``report.schema.json``): MAJOR.MINOR, a new MINOR only adds fields."""
 SCHEMA_FILE = "report.schema.json"
 
@@ -272,6 +274,7 @@ def report_json(result: RunResult) -> dict[str, JSON]:
         "connection": connection_json(result),
         "weakened": connection_json(result)["weakened"],
         "strict": result.strict,
+        "options": list(result.options),
         "passed": result.passed,
         "exit_code": result.exit_code,
         "summary": {**counts, "total": len(result.results)},

@@ -88,6 +88,8 @@ def _header(result: RunResult) -> list[str]:
     if result.started_at is not None:
         started = result.started_at.astimezone(timezone.utc)
         items.append(f"**Started:** {started:%Y-%m-%d %H:%M:%S} UTC")
+    if result.options:
+        items.append(f"**Options:** {inline(' '.join(result.options), MAX_FIELD)}")
     unjudged = result.coverage.unjudged_must
     if unjudged:
         flag = "fails the run" if result.fail_on_skip else "--fail-on-skip would fail the run"

@@ -71,7 +71,7 @@ def test_a_clean_run_s_report_matches_the_schema_with_its_version_and_start(
     result = run_catalog(mock.openai_url, "openai", select=["USAGE-*", "SSE-*"])
     data = as_json(result)
     check_report(data)
-    assert data["format_version"] == FORMAT_VERSION == "1.0"
+    assert data["format_version"] == FORMAT_VERSION == "1.1"
     started = datetime.fromisoformat(data["started_at"].replace("Z", "+00:00"))
     assert data["started_at"].endswith("Z")
     assert before - timedelta(seconds=1) <= started <= datetime.now(timezone.utc)

@@ -98,3 +98,18 @@ def test_the_api_key_never_appears(mock: EmbeddedMock, tmp_path: Path) -> None:
         assert "sk-SECRET" not in text and "usage-total-wrong" not in text
     assert '-H "Authorization: Bearer $OPENAI_API_KEY"' in out
     assert '-H "X-Mock-Fault: $X_MOCK_FAULT"' in out
+
+
+def test_a_fuzz_report_charts_the_latency_of_the_streams_it_read(tmp_path: Path) -> None:
+    report, html = tmp_path / "fuzz.json", tmp_path / "fuzz.html"
+    with EmbeddedMock(["--ttft-ms", "60", "--itl-ms", "15"]) as slow:
+        status, out, _ = run_cli(["fuzz", "--base-url", slow.openai_url, "--max-examples", "4",
+                                  "--seed", "3", "-q", "--phases", "examples,fuzzing",
+                                  "--json", str(report), "--html", str(html)])
+    assert status == 0, out
+    stats = json.loads(report.read_text())["stats"]
+    first, gaps = stats["time_to_first_token"], stats["inter_token_latency"]
+    assert first["count"] >= 1 and first["median_s"] >= 0.06, first  # counted from the request
+    assert gaps["count"] >= 1 and 0.01 <= gaps["median_s"] < 0.2, gaps
+    page = html.read_text()
+    assert "time to first token" in page and "inter-token gap" in page and "<svg" in page
