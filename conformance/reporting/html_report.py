@@ -34,7 +34,10 @@ def _badge(verdict: str, text: str | None = None, *, css: str = "badge") -> str:
 
 
 def run_started(result: RunResult) -> datetime.datetime | None:
-    """When the run's first recorded request went out (UTC), or None when no exchange says."""
+    """When the run started (UTC): as the run noted it, else when its first recorded request
+    went out; None when neither says."""
+    if result.started_at is not None:
+        return result.started_at.astimezone(datetime.timezone.utc)
     starts = [ex.timings.started_wall for ex in result.exchanges.values()
               if ex.timings.started_wall > 0]
     if not starts:
