@@ -88,6 +88,19 @@ def _parser() -> argparse.ArgumentParser:
     from conformance.fuzz.cli import add_parser as add_fuzz_parser
 
     add_fuzz_parser(commands)
+    compare = commands.add_parser(
+        "diff", help="what changed between two reports: exit 1 when a rule got worse",
+        description="Compare two JSON reports of `run` or `fuzz` (or lab recordings): the "
+        "rules that got worse (now FAIL, NON_STRICT or ERROR, or failing with a case they did "
+        "not fail before), got better, were newly skipped or newly judged. Findings are "
+        "matched by rule, exchange and path, never by message text, so a reworded message is "
+        "no change. Exit 1 when a rule got worse, 0 otherwise, 2 when a report cannot be read.")
+    compare.add_argument("before", metavar="BEFORE.json", help="the earlier report")
+    compare.add_argument("after", metavar="AFTER.json", help="the later report")
+    compare.add_argument("--json", metavar="FILE", help="write the diff as JSON")
+    compare.add_argument("--markdown", metavar="FILE",
+                         help="write the diff as Markdown (default: appended to "
+                         "$GITHUB_STEP_SUMMARY when that is set)")
     listing = commands.add_parser("list", help="list the rules, one per line, ID first")
     listing.add_argument("--profile", metavar="P", help="only the rules of this profile")
     return parser
@@ -99,6 +112,24 @@ def _list(args: argparse.Namespace, out: TextIO) -> int:
         faults = ",".join(rule.faults) or "-"
         out.write(f"{rule.id}\t{rule.level}\t{rule.title}\t[{faults}]\n")
     return 0
+
+
+def _diff(args: argparse.Namespace, out: TextIO) -> int:
+    from conformance.compare import ReportError, diff_reports, load_report
+    from conformance.compare.render import write_json, write_markdown, write_text
+    from conformance.reporting import summary_destination
+
+    try:
+        diff = diff_reports(load_report(args.before), load_report(args.after))
+    except ReportError as exc:
+        raise UsageError(str(exc)) from None
+    write_text(diff, out)
+    if args.json:
+        write_json(diff, args.json)
+    markdown = summary_destination(args.markdown, os.environ)
+    if markdown is not None:
+        write_markdown(diff, markdown[0], append=markdown[1])
+    return diff.exit_code
 
 
 DISCOVERY_LABEL = "discovery/models"
@@ -181,6 +212,8 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None,
     try:
         if args.command == "list":
             return _list(args, out)
+        if args.command == "diff":
+            return _diff(args, out)
         if args.command == "fuzz":
             from conformance.fuzz.cli import run as run_fuzz
 
