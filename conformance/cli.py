@@ -17,6 +17,7 @@ import sys
 from collections.abc import Sequence
 from typing import TextIO
 
+from conformance.compare.baseline import Baseline
 from conformance.embedded import EmbeddedMock, EmbeddedMockError, serving_args
 from conformance.given_options import given_options
 from conformance.model import RunResult
@@ -76,6 +77,10 @@ def _parser() -> argparse.ArgumentParser:
     chosen.add_argument("--fail-on-skip", action="store_true",
                         help="fail (exit 1) when a MUST rule of a claimed feature could not be "
                         "judged (its SKIP is not 'feature not claimed')")
+    chosen.add_argument("--baseline", metavar="FILE",
+                        help="accepted deviations: a previous JSON report, or the YAML "
+                        "`conformance baseline REPORT.json` writes; exit 0 while every failure "
+                        "is accepted, 1 on one that is not (the reports are unchanged)")
     reports = run.add_argument_group("reports")
     reports.add_argument("--json", metavar="FILE", help="write the JSON report")
     reports.add_argument("--junit-xml", metavar="FILE", help="write a JUnit XML report")
@@ -101,6 +106,14 @@ def _parser() -> argparse.ArgumentParser:
     compare.add_argument("--markdown", metavar="FILE",
                          help="write the diff as Markdown (default: appended to "
                          "$GITHUB_STEP_SUMMARY when that is set)")
+    accept = commands.add_parser(
+        "baseline", help="write the accepted deviations of a report, for run --baseline",
+        description="Write the failures of a JSON report as a baseline: YAML entries "
+        "RULE/CASE: reason (one per failing case; RULE alone accepts every case of a rule). "
+        "Keep it beside your code, give it to `conformance run --baseline FILE`, and edit the "
+        "reasons.")
+    accept.add_argument("report", metavar="REPORT.json", help="a report of `run` or `fuzz`")
+    accept.add_argument("-o", "--output", metavar="FILE", help="write here (default: stdout)")
     listing = commands.add_parser("list", help="list the rules, one per line, ID first")
     listing.add_argument("--profile", metavar="P", help="only the rules of this profile")
     return parser
@@ -130,6 +143,22 @@ def _diff(args: argparse.Namespace, out: TextIO) -> int:
     if markdown is not None:
         write_markdown(diff, markdown[0], append=markdown[1])
     return diff.exit_code
+
+
+def _baseline(args: argparse.Namespace, out: TextIO) -> int:
+    from conformance.compare import ReportError
+    from conformance.compare.baseline import baseline_yaml
+
+    try:
+        text = baseline_yaml(args.report)
+    except ReportError as exc:
+        raise UsageError(str(exc)) from None
+    if args.output:
+        with open(args.output, "w", encoding="utf-8") as handle:
+            handle.write(text)
+    else:
+        out.write(text)
+    return 0
 
 
 DISCOVERY_LABEL = "discovery/models"
@@ -166,6 +195,7 @@ def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     )
     if not rules:
         raise UsageError("no rule matches --select / --deselect for this profile")
+    baseline = _load_baseline(args.baseline)
     progress = ConsoleProgress(err, enabled=not args.quiet)
     target = target_from_args(args)
     check_target(target, embedded=not args.base_url)  # flags first, then a mock for them
@@ -197,7 +227,27 @@ def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if result.stats.stopped is not None:  # the SKIPs say it rule by rule; this says it once
         err.write(f"conformance: the run stopped early: {result.stats.stopped} (the rules it "
                   "did not reach SKIP; -v lists them)\n")
-    return result.exit_code
+    if baseline is None:
+        return result.exit_code
+    from conformance.compare.baseline import exit_code_with, judge_against, outcome_lines
+
+    outcome = judge_against(result, baseline)
+    for line in outcome_lines(baseline, outcome):
+        out.write(line + "\n")
+    return exit_code_with(result, outcome)
+
+
+def _load_baseline(path: str | None) -> Baseline | None:
+    """The ``--baseline`` file, read before anything is sent (a bad one is exit 2 at once)."""
+    if path is None:
+        return None
+    from conformance.compare import ReportError
+    from conformance.compare.baseline import load_baseline
+
+    try:
+        return load_baseline(path)
+    except ReportError as exc:
+        raise UsageError(str(exc)) from None
 
 
 @quiet_on_broken_pipe
@@ -214,6 +264,8 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None,
             return _list(args, out)
         if args.command == "diff":
             return _diff(args, out)
+        if args.command == "baseline":
+            return _baseline(args, out)
         if args.command == "fuzz":
             from conformance.fuzz.cli import run as run_fuzz
 
