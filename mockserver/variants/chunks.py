@@ -48,14 +48,15 @@ def _joined_logprobs(first: JSON, second: JSON) -> JSON:
 def _merged(earlier: Chunk, later: Chunk) -> Chunk:
     """``later`` with ``earlier``'s text and logprobs in front of its own (one choice)."""
     before, after = _choice(earlier) or {}, _choice(later) or {}
-    choice = dict(after)
-    text_before, text_after = before.get("text"), after.get("text")
-    if isinstance(text_before, str) and isinstance(text_after, str):
-        choice["text"] = text_before + text_after
-    if "logprobs" in choice:
-        choice["logprobs"] = _joined_logprobs(before.get("logprobs"), after.get("logprobs"))
-    if "token" in before and "token" not in choice and choice.get("finish_reason") is None:
-        choice["token"] = before["token"]
+    choice: dict[str, JSON] = {}
+    for key, value in after.items():
+        if key == "text" and isinstance(value, str) and isinstance(before.get("text"), str):
+            value = f"{before['text']}{value}"
+        elif key == "logprobs":
+            value = _joined_logprobs(before.get("logprobs"), value)
+        choice[key] = value
+        if key == "text" and "token" in before and "token" not in after:
+            choice["token"] = before["token"]  # FriendliAI's last token id is kept, in place
     return {**later, "choices": [choice]}
 
 

@@ -68,6 +68,17 @@ def test_finish_on_last_token_sends_at_most_max_tokens_chunks_none_empty(
         assert [c["finish_reason"] is not None for c in sent] == [False] * (len(sent) - 1) + [True]
 
 
+def test_finish_on_last_token_keeps_friendlis_token_ids(server: LiveServer) -> None:
+    body = {"model": MODEL, "prompt": "Hello", "max_tokens": 4, "seed": 3, "stream": True}
+
+    def tokens(variant: str | None) -> list[int]:
+        headers = {"X-Mock-Variant": variant} if variant else {}
+        chunks = server.post("/dedicated/v1/completions", body, headers=headers).chunks()
+        return [c["choices"][0]["token"] for c in chunks[:-1] if "token" in c["choices"][0]]
+
+    assert tokens("finish-on-last-token") == tokens(None) and len(tokens(None)) == 4
+
+
 def test_empty_text_chunks_precede_tokens(server: LiveServer) -> None:
     choices = per_choice(stream(server, STREAM, "split-utf8-held"))
     for sent in choices.values():
