@@ -27,6 +27,7 @@ from .config import (
 )
 from .faults import UnknownFaultError, all_faults
 from .logs import configure_logging
+from .variants import UnknownVariantError, all_variants
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -36,7 +37,8 @@ def _parser() -> argparse.ArgumentParser:
         "/dedicated/v1/completions (FriendliAI), backed by the reference n-gram engine. It "
         "follows spec/completions.yaml strictly unless faults are selected.",
         epilog="Faults can also be chosen per request with the header `X-Mock-Fault: NAME[,NAME]`."
-        " GET /mock/faults lists them with descriptions.",
+        " GET /mock/faults lists them with descriptions. Valid rendering variants likewise, with "
+        "`X-Mock-Variant: NAME[,NAME]`.",
     )
     add = parser.add_argument
     add("--host", default=DEFAULT_HOST,
@@ -54,6 +56,9 @@ def _parser() -> argparse.ArgumentParser:
     add("--fault", action="append", default=[], metavar="NAME",
         help="apply this fault to every request it applies to (repeatable or comma-separated; "
         "see --list-faults)")
+    add("--variant", action="append", default=[], metavar="NAME",
+        help="render every answer in this valid variant, as a real server does (repeatable or "
+        "comma-separated; see --list-variants)")
     add("--profile", action="append", default=[], metavar="NAME_OR_FILE",
         help="also serve this contract profile (a shipped name, or a YAML file shaped like "
         "spec/profiles/*.yaml) on its own paths, with its status for invalid input and its "
@@ -116,6 +121,8 @@ def _parser() -> argparse.ArgumentParser:
         help="with --tls-cert: require a client certificate signed by a CA in this PEM bundle "
         "(mutual TLS); a client without one fails the handshake")
     add("--list-faults", action="store_true", help="print every fault name, one per line, and exit")
+    add("--list-variants", action="store_true",
+        help="print every rendering variant with the server it imitates, one per line, and exit")
     add("--log-level", default="WARNING",
         help="logging level (default WARNING); INFO adds one access line per request")
     add("--log-format", choices=["text", "json"], default="text",
@@ -131,6 +138,7 @@ def config_from_args(args: argparse.Namespace) -> MockConfig:
         workers=args.workers,
         api_keys=tuple(args.api_key) + api_keys_from_env(),
         faults=tuple(args.fault),
+        variants=tuple(args.variant),
         ttft_ms=args.ttft_ms,
         itl_ms=args.itl_ms,
         jitter_ms=args.jitter_ms,
@@ -166,10 +174,14 @@ def main(argv: list[str] | None = None) -> int:
         for fault in all_faults():
             print(fault.name)
         return 0
+    if args.list_variants:
+        for variant in all_variants():
+            print(f"{variant.name}\t{variant.imitates}")
+        return 0
     configure_logging(args.log_level, args.log_format)
     try:
         config = config_from_args(args)
-    except (UnknownFaultError, ValueError) as error:
+    except (UnknownFaultError, UnknownVariantError, ValueError) as error:
         parser.error(str(error))
     if args.replay:
         return _replay(args, config)

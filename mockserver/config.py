@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from .contracts import ServedContract, served_contracts
 from .faults import parse_fault_names
+from .variants import parse_variant_names
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8000
@@ -43,6 +44,8 @@ class MockConfig:
     workers: int = 1
     api_keys: tuple[str, ...] = ()
     faults: tuple[str, ...] = ()
+    variants: tuple[str, ...] = ()
+    """Valid rendering variants (``--variant``) for every answer (``mockserver.variants``)."""
     ttft_ms: float = 0.0
     itl_ms: float = 0.0
     jitter_ms: float = 0.0
@@ -110,6 +113,7 @@ class MockConfig:
         if self.tls_cert and self.workers > 1:
             raise ValueError("--tls-cert serves from one process; leave out --workers")
         parse_fault_names(self.faults)  # unknown names fail at start-up, listing the valid ones
+        parse_variant_names(self.variants)  # so do unknown variants
         served_contracts(self.profiles)  # so does a profile that cannot be served
         parse_fault_names(self.chaos_faults)
 

@@ -5,11 +5,16 @@ A whole answer is one ``application/json`` body (after the simulated latency, th
 pieces). A stream is ``text/event-stream`` (``streaming.send_stream``): straight to bytes when
 nothing needs the chunks, else through the ``chunk`` and ``frame`` faults. Tokens are charged
 to the rate limiter once they are known.
+
+Valid rendering variants (``--variant``, ``X-Mock-Variant``; :mod:`mockserver.variants`) are
+applied here, after the answer is kept for repeats: the result cache only ever holds the
+default rendering, and a request with no variant is written exactly as before.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Callable, Iterator
 
 from aiohttp import web
@@ -17,7 +22,9 @@ from aiohttp import web
 from reference_engine.results import Completion, Event, UsageEvent
 
 from .. import sse
+from ..errors import ApiError
 from ..faults import AbortConnection, Write
+from ..variants import ActiveVariants, StreamContext, UnknownVariantError, parse_variant_names
 from ..wire import Identity, identity_prefix, stream_chunks, stream_frames
 from .answer_bytes import render
 from .cache import Answer
@@ -26,27 +33,51 @@ from .intake import Plan
 from .jobs import batches, maybe_off_loop
 from .ratelimit import Admission
 from .sizing import heavy_answer
-from .state import CACHE, LATENCY, LIMITER, REQUEST_STATE
+from .state import CACHE, CONFIG, LATENCY, LIMITER, REQUEST_STATE
 from .streaming import send_stream
 
 JSON_TYPE = "application/json"
 PIECEWISE_BYTES = 1 << 20
 """Answers larger than this are written in pieces of PIECE_BYTES (``_send_in_pieces``)."""
 PIECE_BYTES = 256 * 1024
+VARIANT_HEADER = "X-Mock-Variant"
+
+
+def variants(request: web.Request) -> ActiveVariants:
+    """The request's variants: the server's (``--variant``), then its header's; an unknown
+    name in the header is a 400 (``unknown_variant``), as an unknown fault is."""
+    names = request.app[CONFIG].variants
+    header = request.headers.get(VARIANT_HEADER)
+    if not names and not header:
+        return ActiveVariants()
+    try:
+        return ActiveVariants(parse_variant_names((*names, header or "")))
+    except UnknownVariantError as error:
+        raise ApiError(400, str(error), param=None, code="unknown_variant") from None
+
+
+def _bent(encoded: bytes, active: ActiveVariants) -> bytes:
+    """A whole answer's bytes in the request's variants (the default's when none bends it)."""
+    if not active.bend_body:
+        return encoded
+    body = json.loads(encoded)
+    return sse.encode_json(active.alter_body(body)) if isinstance(body, dict) else encoded
 
 
 async def kept(request: web.Request, answer: Answer) -> web.Response:
     """A kept answer with a fresh identity (the model and fingerprint are in its tail)."""
+    active = variants(request)
     identity = Identity.new(model="")
     await _wait(request, answer.completion_tokens)
     prefix = identity_prefix(identity, profile=request[REQUEST_STATE].route.profile)
-    return web.Response(body=prefix + answer.tail, headers={"Content-Type": JSON_TYPE})
+    return web.Response(body=_bent(prefix + answer.tail, active),
+                        headers={"Content-Type": JSON_TYPE})
 
 
 async def whole(request: web.Request, plan: Plan,
                 made: Completion | Rendered) -> web.StreamResponse:
     """The non-streamed answer; kept rendered for a repeat when ``plan.answer_key`` says so."""
-    state = request[REQUEST_STATE]
+    state, active = request[REQUEST_STATE], variants(request)
     if isinstance(made, Rendered):
         encoded, usage = made.encoded, made.usage
     else:
@@ -63,6 +94,7 @@ async def whole(request: web.Request, plan: Plan,
         if encoded.startswith(prefix):
             request.app[CACHE].keep_answer(
                 plan.answer_key, Answer(encoded[len(prefix):], usage.completion_tokens))
+    encoded = _bent(encoded, active)
     if state.faults and state.faults.has("writer", state.ctx):  # a fault bends the writes
         return await _send_in_pieces(request, encoded, headers,
                                      wrap=lambda write: state.faults.wrap_write(write, state.ctx))
@@ -76,9 +108,9 @@ async def stream(request: web.Request, plan: Plan, source: Source) -> web.Stream
     state, options, profile = request[REQUEST_STATE], plan.options, request[
         REQUEST_STATE].route.profile
     usage: list[int] = []
-    latency = request.app[LATENCY]
+    latency, active = request.app[LATENCY], variants(request)
     frames: Iterator[sse.Frame | bytes]
-    if not state.faults and not latency.enabled:  # nothing needs the chunks: straight to bytes
+    if not state.faults and not latency.enabled and not active:  # straight to bytes
         frames = stream_frames(_tap_usage(source.events, usage), plan.identity, profile=profile,
                                include_usage=options.include_usage, logprobs=options.logprobs,
                                suffix=options.suffix)
@@ -86,8 +118,11 @@ async def stream(request: web.Request, plan: Plan, source: Source) -> web.Stream
         chunks = stream_chunks(_tap_usage(source.events, usage), plan.identity, profile=profile,
                                include_usage=options.include_usage, logprobs=options.logprobs,
                                suffix=options.suffix)
-        frames = state.faults.alter_frames(
-            sse.frames(state.faults.alter_chunks(chunks, state.ctx)), state.ctx)
+        if active:
+            chunks = active.alter_chunks(
+                chunks, StreamContext(include_usage=options.include_usage))
+        frames = active.alter_frames(state.faults.alter_frames(
+            sse.frames(state.faults.alter_chunks(chunks, state.ctx)), state.ctx))
     headers = state.faults.alter_headers(
         {"Content-Type": sse.CONTENT_TYPE, "Cache-Control": "no-cache",
          "X-Accel-Buffering": "no"},

@@ -1,0 +1,65 @@
+"""No rule fails a valid rendering: the whole catalog against every variant of the mock.
+
+A variant (``python -m mockserver --list-variants``, chosen here per request with the
+``X-Mock-Variant`` header) writes the answer as a real server does and the contract allows
+(issue 37, part 4): a rule that fails one is a false alarm. By default each variant runs on
+one profile (they take turns); the ``slow`` run covers every profile with every variant.
+A profile that forbids a variant outright (``NOT_ALLOWED``) fails exactly the rules saying so.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+from harness_support import not_passing, run_catalog
+
+import spec
+from conformance.embedded import EmbeddedMock
+
+VARIANTS = [
+    line.split("\t", 1)[0]
+    for line in subprocess.run(
+        [sys.executable, "-m", "mockserver", "--list-variants"],
+        capture_output=True, text=True, check=True, timeout=60,
+    ).stdout.splitlines()
+]
+PROFILES = spec.profile_names()
+NOT_ALLOWED = {
+    ("null-usage-absent", "openai"): {"USAGE-011": "FAIL"},
+}
+"""Variants a profile forbids, with the rules that say so: the strict ``openai`` profile
+requires ``"usage": null`` on every other chunk (``stream.usage_key_on_chunks: "null"``,
+after OpenAI's text), which the other profiles relax."""
+
+
+def test_the_mock_lists_the_variants_of_issue_37() -> None:
+    assert {"finish-on-last-token", "usage-every-chunk", "no-space-after-colon", "crlf",
+            "comments", "split-utf8-held", "empty-text-chunks", "null-usage-absent",
+            "extra-fields"} <= set(VARIANTS)
+
+
+def check_variant(mock: EmbeddedMock, variant: str, profile: str) -> None:
+    result = run_catalog(mock.url_for(profile), profile,
+                         headers=[("X-Mock-Variant", variant)])
+    expected = NOT_ALLOWED.get((variant, profile), {})
+    assert {rule: text.split(":", 1)[0] for rule, text in not_passing(result).items()} == \
+        expected, not_passing(result)
+
+
+@pytest.mark.parametrize(
+    ("variant", "profile"),
+    [(variant, PROFILES[at % len(PROFILES)]) for at, variant in enumerate(VARIANTS)],
+)
+def test_a_variant_fails_no_rule(mock: EmbeddedMock, variant: str, profile: str) -> None:
+    check_variant(mock, variant, profile)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("profile", PROFILES)
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_every_variant_fails_no_rule_on_any_profile(
+    mock: EmbeddedMock, variant: str, profile: str
+) -> None:
+    check_variant(mock, variant, profile)
