@@ -32,7 +32,14 @@ def serving_args(profile: str | None) -> list[str]:
     file says its server does and a clean mock passes under it."""
     if profile and profile.endswith((".yaml", ".yml")) and Path(profile).is_file():
         return ["--profile", str(Path(profile).resolve())]
+    if profile in spec.profile_names() and profile not in BUILT_IN_ROUTES:
+        return ["--profile", profile]
     return []
+
+
+BUILT_IN_ROUTES = ("openai", "openai-compatible", "friendli")
+"""Shipped profiles the mock's built-in routes already answer (``/v1`` strictly, and
+``/dedicated/v1``); any other shipped profile (``vllm``) is served with ``--profile NAME``."""
 
 
 class EmbeddedMockError(RuntimeError):

@@ -257,6 +257,7 @@ SERVERS: dict[str, Server] = {
             recordings=(
                 Recording("vllm-openai", "openai"),
                 Recording("vllm-openai-compatible", "openai-compatible"),
+                Recording("vllm-vllm", "vllm"),
             ),
             notes="~2.5 min and 3.5 GB; it starts in ~30 s and holds ~2 GB",
         ),

@@ -98,7 +98,7 @@ PROBES = (
     Probe(BASELINES, "greedy answers of a sentence about to end and of a repeating one",
           baselines, traits=FRIENDLI),
     Probe("min-tokens", "min_tokens past where the greedy answer ends", min_tokens,
-          features=("min_tokens",), traits=FRIENDLI),
+          features=("min_tokens",)),  # both wires: FriendliAI's and vLLM's min_tokens
     _needs_baselines("min-total-tokens", "min_total_tokens past where the greedy answer ends",
                      min_total_tokens, "min_total_tokens"),
     _needs_baselines("max-total-tokens", "max_total_tokens below the greedy answer's total",

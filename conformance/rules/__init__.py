@@ -11,6 +11,7 @@ from . import (  # noqa: F401 - imported for their registrations
     determinism,
     echo,
     errors,
+    extensions,
     finish,
     friendli,
     identity,

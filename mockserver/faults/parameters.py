@@ -207,9 +207,9 @@ class StreamDiffers(_BodyFault):
 @register
 class MinTokensIgnored(_FieldsIgnored):
     name = "min-tokens-ignored"
-    description = "FriendliAI's `min_tokens` and `min_total_tokens` are accepted and ignored."
+    description = "`min_tokens` (FriendliAI, vLLM) and `min_total_tokens` are accepted and ignored."
     breaks = "Generation does not end before min_tokens (or min_total_tokens) are reached."
-    profiles = FRIENDLI
+    profiles = FRIENDLI | OPENAI
     ignored = ("min_tokens", "min_total_tokens")
 
 

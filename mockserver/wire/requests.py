@@ -15,6 +15,7 @@ Fields that change the wire and not the generation (``stream``, ``stream_options
 
 from __future__ import annotations
 
+import json
 import sys
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -91,6 +92,7 @@ def build_request(body: Mapping[str, JSON], *, profile: str) -> GenerationReques
 
 
 def _openai_request(body: Mapping[str, JSON]) -> GenerationRequest:
+    _reject_unhonoured_extensions(body)
     max_tokens = _optional_int(body, "max_tokens")
     return GenerationRequest(
         prompts=_openai_prompts(body.get("prompt")),
@@ -121,6 +123,37 @@ def _openai_prompts(value: JSON) -> tuple[PromptInput, ...]:
         "or a non-empty list of non-empty token id lists",
         param="prompt",
     )
+
+
+VLLM_DEFAULTS: Mapping[str, tuple[JSON, ...]] = {
+    "ignore_eos": (None, False),
+    "stop_token_ids": (None, []),
+    "include_stop_str_in_output": (None, False),
+    "prompt_logprobs": (None,),
+    "return_tokens_as_token_ids": (None, False),
+    "allowed_token_ids": (None,),
+    "truncate_prompt_tokens": (None,),
+}
+"""vLLM's extensions the engine does not honour (yet), with the values that ask for nothing:
+a body with another value is refused naming the field, never answered as if it were honoured.
+``skip_special_tokens``, ``spaces_between_special_tokens`` and ``add_special_tokens`` are
+accepted with any value: the reference tokenizer puts no special token in text and adds none
+to prompts, so they change nothing."""
+
+
+def _reject_unhonoured_extensions(body: Mapping[str, JSON]) -> None:
+    for name, defaults in VLLM_DEFAULTS.items():
+        if name in body and body[name] not in defaults:
+            raise UnsupportedParameterError(
+                f"{name} is not supported by the reference engine; send "
+                f"{' or '.join(_json_text(d) for d in defaults)}, got {body[name]!r}",
+                param=name,
+            )
+
+
+def _json_text(value: JSON) -> str:
+    """``value`` as JSON text (``null``, ``false``, ``[]``) for a message."""
+    return json.dumps(value)
 
 
 # -- FriendliAI ---------------------------------------------------------------------------

@@ -446,7 +446,8 @@ def test_a_partial_rate_limit_skips_the_rules_it_blocked_and_fails_none(
     data = json.loads(report.read_text())
     verdicts = {item["rule"]: item for item in data["results"]}
     assert {item["verdict"] for item in verdicts.values()} <= {"PASS", "SKIP"}
-    skipped = [item for item in verdicts.values() if item["verdict"] == "SKIP"]
+    skipped = [item for item in verdicts.values() if item["verdict"] == "SKIP"
+               and not item["message"].startswith("feature not claimed")]  # EXT-001 (vLLM's)
     assert skipped
     for item in skipped:
         assert "rate limited (429) after 3 retries" in item["message"], item

@@ -139,3 +139,28 @@ def test_a_profile_is_validated_with_its_own_request_schema(
     assert (unknown.status, unknown.error["param"]) == (422, "top_k")
     assert live.post("/r/v1/completions", body()).status == 200
     assert live.post("/v1/completions", {"model": MODEL, "prompt": "Hello"}).status == 200
+
+
+def test_the_vllm_profile_takes_vllms_extensions_and_ignores_unknown_ones(
+        make_server: Callable[..., LiveServer]) -> None:
+    live = make_server(profiles=("vllm",))
+    plain = live.post("/v1/completions", body()).json()["choices"][0]["text"]
+    extended = live.post("/v1/completions", body(
+        top_k=0, min_p=0, repetition_penalty=1, min_tokens=0, skip_special_tokens=False,
+        spaces_between_special_tokens=True, add_special_tokens=True, ignore_eos=False,
+        stop_token_ids=[], include_stop_str_in_output=False, prompt_logprobs=None,
+        return_tokens_as_token_ids=False, frobnicate=1, best_of=3))
+    assert extended.status == 200, extended.data
+    assert extended.json()["choices"][0]["text"] == plain
+
+
+@pytest.mark.parametrize(("field", "value"), [
+    ("ignore_eos", True), ("stop_token_ids", [5]), ("include_stop_str_in_output", True),
+    ("prompt_logprobs", 1), ("return_tokens_as_token_ids", True),
+])
+def test_the_vllm_profile_refuses_what_the_engine_cannot_honour(
+        make_server: Callable[..., LiveServer], field: str, value: Any) -> None:
+    """Answering as if honoured would be a lie the harness's rules would have to believe."""
+    live = make_server(profiles=("vllm",))
+    refused = live.post("/v1/completions", body(**{field: value}))
+    assert (refused.status, refused.error["param"]) == (400, field)

@@ -11,7 +11,7 @@ ROLES = ("request", "response", "chunk", "usage_chunk", "event_stream", "error",
 
 
 def test_the_three_profiles_ship() -> None:
-    assert spec.profile_names() == ["friendli", "openai", "openai-compatible"]
+    assert spec.profile_names() == ["friendli", "openai", "openai-compatible", "vllm"]
 
 
 @pytest.mark.parametrize("name", spec.profile_names())
