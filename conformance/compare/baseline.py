@@ -24,7 +24,8 @@ import yaml
 
 from conformance.model import RunResult
 
-from .reports import ReportError, finding_case, load_report
+from .diff import FAILING
+from .reports import ReportError, SavedReport, finding_case, load_report
 
 
 @dataclass(frozen=True)
@@ -50,6 +51,20 @@ class Baseline:
                                for case in cases)]
 
 
+def _failures(report: SavedReport) -> dict[str, str]:
+    """Each failing case of ``report`` as an entry (``RULE/CASE``, or ``RULE`` for a failure
+    with no case), its message as the reason."""
+    entries: dict[str, str] = {}
+    for entry in report.rules.values():
+        if entry.verdict in FAILING:
+            if entry.findings:
+                entries.update({f"{entry.rule}/{case}": finding.message
+                                for case, finding in entry.findings.items()})
+            else:
+                entries[entry.rule] = entry.message
+    return entries
+
+
 def _from_entries(path: str, entries: dict[str, str]) -> Baseline:
     rules: dict[str, str] = {}
     cases: dict[str, dict[str, str]] = {}
@@ -71,16 +86,7 @@ def load_baseline(path: str | Path) -> Baseline:
     except OSError as exc:
         raise ReportError(f"cannot read the baseline {name}: {exc.strerror or exc}") from None
     if text.lstrip().startswith("{"):
-        report = load_report(path)
-        entries = {}
-        for entry in report.rules.values():
-            if entry.verdict in ("FAIL", "NON_STRICT", "ERROR"):
-                if entry.findings:
-                    entries.update({f"{entry.rule}/{case}": finding.message
-                                    for case, finding in entry.findings.items()})
-                else:
-                    entries[entry.rule] = entry.message
-        return _from_entries(name, entries)
+        return _from_entries(name, _failures(load_report(path)))
     try:
         data = yaml.safe_load(text)
     except yaml.YAMLError as exc:
@@ -137,11 +143,7 @@ def baseline_yaml(report_path: str | Path) -> str:
     """The entries file for the failures of the report at ``report_path``: one ``RULE/CASE``
     entry per failing case (the rule alone for a failure with none), its message as reason."""
     report = load_report(report_path)
-    reasons = {**{rule: entry.message for rule, entry in report.rules.items()},
-               **{f"{rule}/{case}": finding.message for rule, entry in report.rules.items()
-                  for case, finding in entry.findings.items()}}
-    entries = {key: (reasons.get(key) or "").split("\n", 1)[0]
-               for key in load_baseline(report_path).entries()}
+    entries = {key: why.split("\n", 1)[0] for key, why in _failures(report).items()}
     head = (f"# Accepted deviations of {report.label}, from {report.path}.\n"
             "# `conformance run --baseline THIS_FILE` exits 0 while every failure is listed "
             "here.\n# RULE accepts every case of a rule; RULE/CASE one case. Say why beside "
