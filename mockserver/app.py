@@ -8,6 +8,7 @@ Routes (spec: ``paths`` of ``spec/completions.yaml``)::
     GET  /openapi.yaml, /openapi.json  the contract, exactly as validated against
     GET  /health                     liveness (no key needed)
     GET  /mock/faults                the fault catalog
+    GET  /mock/variants              the valid rendering variants
     GET  /tokenizer/{model}/{file}   the tokenizer as a Hugging Face directory's files
     POST/GET a --profile's own paths   its completions and models (``mockserver.contracts``)
 
@@ -100,6 +101,7 @@ def create_app(
         web.get("/openapi.json", handlers.openapi_json),
         web.get("/health", handlers.health),
         web.get("/mock/faults", handlers.fault_catalog),
+        web.get("/mock/variants", handlers.variant_catalog),
         web.post("/tokenize", tokenize.tokenize),
         web.post("/detokenize", tokenize.detokenize),
         web.get(tokenizer_files.ROUTE, tokenizer_files.tokenizer_file),

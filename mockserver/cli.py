@@ -38,7 +38,7 @@ def _parser() -> argparse.ArgumentParser:
         "follows spec/completions.yaml strictly unless faults are selected.",
         epilog="Faults can also be chosen per request with the header `X-Mock-Fault: NAME[,NAME]`."
         " GET /mock/faults lists them with descriptions. Valid rendering variants likewise, with "
-        "`X-Mock-Variant: NAME[,NAME]`.",
+        "`X-Mock-Variant: NAME[,NAME]` and GET /mock/variants.",
     )
     add = parser.add_argument
     add("--host", default=DEFAULT_HOST,

@@ -1,4 +1,5 @@
-"""The small handlers: ``/v1/models``, the contract documents, health and the fault catalog.
+"""The small handlers: ``/v1/models``, the contract documents, health, the fault and variant
+catalogs.
 
 The completions handler has its own module (``mockserver.http.completions``).
 """
@@ -12,6 +13,7 @@ from spec import JSON
 
 from .. import sse
 from ..faults import all_faults
+from ..variants import all_variants
 from .state import CONFIG, ENGINE, REQUEST_STATE
 from .tokenizer_files import file_paths
 
@@ -56,3 +58,8 @@ async def fault_catalog(request: web.Request) -> web.Response:
     body = {"object": "list", "data": [fault.describe() for fault in all_faults()]}
     return web.Response(body=sse.encode_json(body), content_type=JSON_TYPE)
 
+
+async def variant_catalog(request: web.Request) -> web.Response:
+    """The valid rendering variants, as ``--list-variants`` prints them, with descriptions."""
+    body = {"object": "list", "data": [variant.describe() for variant in all_variants()]}
+    return web.Response(body=sse.encode_json(body), content_type=JSON_TYPE)

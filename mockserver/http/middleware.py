@@ -7,8 +7,9 @@ last resort, any unexpected exception (500, logged) into that envelope (a client
 left mid-body is no error: logged at INFO, nothing sent), then lets ``error``
 faults bend it. ``gate`` runs on the API routes only (``/v1/completions``,
 ``/dedicated/v1/completions``, ``/v1/models`` and a ``--profile``'s paths: ``app[ROUTES]``):
-it resolves the request's faults, checks the
-API key and takes the rate limits, in that order.
+it resolves the request's faults and rendering variants (an unknown name in ``X-Mock-Fault`` or
+``X-Mock-Variant`` is a 400 before the body is even read, so a typo is never mistaken for a
+validation error), checks the API key and takes the rate limits, in that order.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from .. import sse
 from ..errors import ApiError, server_error
 from ..faults import ActiveFaults, ErrorReply, FaultContext, UnknownFaultError, parse_fault_names
 from ..logs import CLIENT_GONE_STATUS
+from ..variants import ActiveVariants, UnknownVariantError, parse_variant_names
 from .state import (
     CONFIG,
     FAULT_MEMORY,
@@ -37,6 +39,7 @@ from .state import (
 log = logging.getLogger("mockserver")
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 FAULT_HEADER = "X-Mock-Fault"
+VARIANT_HEADER = "X-Mock-Variant"
 
 
 @web.middleware
@@ -115,11 +118,25 @@ async def gate(request: web.Request, handler: Handler) -> web.StreamResponse:
             state.faults = ActiveFaults((*state.faults.faults, *parse_fault_names([header])))
         except UnknownFaultError as error:
             raise ApiError(400, str(error), param=None, code="unknown_fault") from None
+    state.variants = _variants(request)
     key = _check_api_key(request)
     limiter = app.get(LIMITER)
     if limiter is not None:  # an unconfigured token is no identity: anyone can mint one
         state.admission = limiter.admit(f"key:{key}" if key else f"client:{request.remote}")
     return await handler(request)
+
+
+def _variants(request: web.Request) -> ActiveVariants:
+    """The server's variants (``--variant``), then the header's; an unknown name in the
+    header is a 400 (``unknown_variant``), as an unknown fault is."""
+    names = request.app[CONFIG].variants
+    header = request.headers.get(VARIANT_HEADER)
+    if not names and not header:
+        return ActiveVariants()
+    try:
+        return ActiveVariants(parse_variant_names((*names, header or "")))
+    except UnknownVariantError as error:
+        raise ApiError(400, str(error), param=None, code="unknown_variant") from None
 
 
 def _bearer_token(request: web.Request) -> str | None:

@@ -22,9 +22,8 @@ from aiohttp import web
 from reference_engine.results import Completion, Event, UsageEvent
 
 from .. import sse
-from ..errors import ApiError
 from ..faults import AbortConnection, Write
-from ..variants import ActiveVariants, StreamContext, UnknownVariantError, parse_variant_names
+from ..variants import ActiveVariants, StreamContext
 from ..wire import Identity, identity_prefix, stream_chunks, stream_frames
 from .answer_bytes import render
 from .cache import Answer
@@ -33,27 +32,18 @@ from .intake import Plan
 from .jobs import batches, maybe_off_loop
 from .ratelimit import Admission
 from .sizing import heavy_answer
-from .state import CACHE, CONFIG, LATENCY, LIMITER, REQUEST_STATE
+from .state import CACHE, LATENCY, LIMITER, REQUEST_STATE
 from .streaming import send_stream
 
 JSON_TYPE = "application/json"
 PIECEWISE_BYTES = 1 << 20
 """Answers larger than this are written in pieces of PIECE_BYTES (``_send_in_pieces``)."""
 PIECE_BYTES = 256 * 1024
-VARIANT_HEADER = "X-Mock-Variant"
 
 
 def variants(request: web.Request) -> ActiveVariants:
-    """The request's variants: the server's (``--variant``), then its header's; an unknown
-    name in the header is a 400 (``unknown_variant``), as an unknown fault is."""
-    names = request.app[CONFIG].variants
-    header = request.headers.get(VARIANT_HEADER)
-    if not names and not header:
-        return ActiveVariants()
-    try:
-        return ActiveVariants(parse_variant_names((*names, header or "")))
-    except UnknownVariantError as error:
-        raise ApiError(400, str(error), param=None, code="unknown_variant") from None
+    """The request's rendering variants, as the gate resolved them."""
+    return request[REQUEST_STATE].variants
 
 
 def _bent(encoded: bytes, active: ActiveVariants) -> bytes:
@@ -120,7 +110,8 @@ async def stream(request: web.Request, plan: Plan, source: Source) -> web.Stream
                                suffix=options.suffix)
         if active:
             chunks = active.alter_chunks(
-                chunks, StreamContext(include_usage=options.include_usage))
+                chunks, StreamContext(include_usage=options.include_usage,
+                                      echo=plan.generation.echo))
         frames = active.alter_frames(state.faults.alter_frames(
             sse.frames(state.faults.alter_chunks(chunks, state.ctx)), state.ctx))
     headers = state.faults.alter_headers(

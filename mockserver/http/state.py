@@ -11,6 +11,7 @@ from reference_engine import Engine
 from ..config import MockConfig
 from ..faults import ActiveFaults, Chaos, Fault, FaultContext
 from ..validation import RequestValidator
+from ..variants import ActiveVariants
 from ..wire.profiles import WireProfile
 from .cache import ResultCache
 from .latency import Latency
@@ -40,6 +41,8 @@ class RequestState:
     engine_seconds: float = 0.0
     """Time spent waiting for this request's jobs on the engine's threads (its budget)."""
     notes: dict[str, str] = field(default_factory=dict)
+    variants: ActiveVariants = field(default_factory=ActiveVariants)
+    """The rendering variants asked for (``--variant``, then ``X-Mock-Variant``)."""
 
     def add_fault(self, fault: Fault | None) -> None:
         self.faults = self.faults.with_fault(fault)

@@ -29,6 +29,8 @@ class StreamContext:
 
     include_usage: bool
     """``stream_options.include_usage``: the stream ends with a usage chunk."""
+    echo: bool = False
+    """``echo``: each choice's first chunk is its echoed prompt."""
 
 
 class Variant:
@@ -60,6 +62,10 @@ class Variant:
     @property
     def bends_body(self) -> bool:
         return type(self).alter_body is not Variant.alter_body
+
+    def describe(self) -> dict[str, JSON]:
+        """The catalog entry served at ``GET /mock/variants``."""
+        return {"name": self.name, "imitates": self.imitates, "description": self.description}
 
     def __repr__(self) -> str:
         return f"<variant {self.name}>"

@@ -4,8 +4,9 @@ Spec: ``CompletionChunk`` in ``spec/completions.yaml``: one chunk carries the ne
 choice; the finish chunk carries the reason. Where each chunk ends is the server's choice:
 vLLM sends the reason on the last token's chunk (its completion tests assert at most
 ``max_tokens`` chunks per choice, none with empty text), and holds a partial UTF-8 character
-back in a chunk with empty text. Every variant here keeps each choice's text, logprobs and
-usage totals exactly as the default rendering has them.
+back in a chunk with empty text, and sends an echoed prompt with the first generated text (its
+stream generator prepends the prompt to the first delta). Every variant here keeps each
+choice's text, logprobs and usage totals exactly as the default rendering has them.
 """
 
 from __future__ import annotations
@@ -65,10 +66,13 @@ class FinishOnLastToken(Variant):
     name = "finish-on-last-token"
     imitates = "vLLM (the finish_reason rides on the last token's chunk)"
     description = ("no separate finish chunk: each choice's reason (and any held-back text) "
-                   "goes on its last token's chunk, and no chunk has empty text")
+                   "goes on its last token's chunk, an echoed prompt goes with the first "
+                   "token's, and no chunk has empty text")
 
     def alter_chunks(self, chunks: Iterator[Chunk], ctx: StreamContext) -> Iterator[Chunk]:
         pending: dict[JSON, Chunk] = {}
+        echoes: set[JSON] = set()  # choices whose pending chunk is their echo, for the next one
+        seen: set[JSON] = set()
         for chunk in chunks:
             choice = _choice(chunk)
             if choice is None:  # the usage chunk comes after every finish
@@ -77,10 +81,15 @@ class FinishOnLastToken(Variant):
                 yield chunk
                 continue
             index = choice.get("index")
+            if ctx.echo and index not in seen:
+                echoes.add(index)
+            seen.add(index)
             held = pending.pop(index, None)
             if held is not None:
-                if "" in (_text(held), _text(chunk)) or choice.get("finish_reason") is not None:
-                    chunk = _merged(held, chunk)  # one of them is empty, or the last comes
+                if ("" in (_text(held), _text(chunk)) or index in echoes
+                        or choice.get("finish_reason") is not None):
+                    chunk = _merged(held, chunk)  # empty, the echo, or the last comes
+                    echoes.discard(index)
                 else:
                     yield held
             if choice.get("finish_reason") is not None:

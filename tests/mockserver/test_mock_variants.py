@@ -54,18 +54,23 @@ def test_a_variant_keeps_every_choice_and_the_usage(server: LiveServer, variant:
     assert summary(stream(server, STREAM, variant)) == summary(stream(server, STREAM))
 
 
+@pytest.mark.parametrize("echo", [False, True])
 @pytest.mark.parametrize("max_tokens", [1, 2, 5, 16])
 def test_finish_on_last_token_sends_at_most_max_tokens_chunks_none_empty(
-    server: LiveServer, max_tokens: int
+    server: LiveServer, max_tokens: int, echo: bool
 ) -> None:
-    """What vLLM's own completion tests assert of vLLM."""
-    body = {**STREAM, "max_tokens": max_tokens, "stop": ["."]}
+    """What vLLM's own completion tests assert of vLLM; an echoed prompt rides on the first
+    token's chunk, as vLLM's stream prepends it to the first delta."""
+    body = {**STREAM, "max_tokens": max_tokens, "stop": ["."], "echo": echo}
     choices = per_choice(stream(server, body, "finish-on-last-token"))
     assert len(choices) == 4
     for sent in choices.values():
         assert 1 <= len(sent) <= max_tokens
         assert all(choice["text"] for choice in sent)
         assert [c["finish_reason"] is not None for c in sent] == [False] * (len(sent) - 1) + [True]
+    if echo:
+        assert summary(stream(server, body, "finish-on-last-token")) == summary(
+            stream(server, body))
 
 
 def test_finish_on_last_token_keeps_friendlis_token_ids(server: LiveServer) -> None:
@@ -134,10 +139,20 @@ def test_an_unknown_variant_is_a_clear_400(server: LiveServer) -> None:
                         headers={"X-Mock-Variant": "crlf,vllm-ish"})
     assert reply.status == 400
     assert reply.error["code"] == "unknown_variant" and "'vllm-ish'" in reply.error["message"]
+    # on an invalid request too: the typo is named, not the body's first problem
+    reply = server.post("/v1/completions", {"model": MODEL, "max_tokens": -1},
+                        headers={"X-Mock-Variant": "vllm-ish"})
+    assert reply.status == 400 and reply.error["code"] == "unknown_variant"
     with pytest.raises(UnknownVariantError, match="valid variants: comments"):
         parse_variant_names(["nope"])
     with pytest.raises(ValueError, match="unknown variant 'nope'"):
         MockConfig(variants=("nope",))
+
+
+def test_the_variant_catalog_is_served(server: LiveServer) -> None:
+    entries = server.call("GET", "/mock/variants").json()["data"]
+    assert [entry["name"] for entry in entries] == VARIANT_NAMES
+    assert all(entry["imitates"] and entry["description"] for entry in entries)
 
 
 def test_list_variants_names_the_server_each_imitates() -> None:

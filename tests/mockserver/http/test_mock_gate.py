@@ -45,7 +45,8 @@ def test_api_keys(make_server: Any, authorization: str | None, status: int) -> N
 
 def test_public_routes_need_no_key(make_server: Any) -> None:
     live = make_server(api_keys=("sk-one",))
-    for path in ("/health", "/openapi.yaml", "/openapi.json", "/mock/faults"):
+    for path in ("/health", "/openapi.yaml", "/openapi.json", "/mock/faults",
+                 "/mock/variants"):
         assert live.call("GET", path).status == 200, path
 
 
