@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import time
+from typing import Any
 
 import pytest
 from mock_fault_support import (
@@ -180,6 +181,22 @@ def _(live: LiveServer) -> None:
     assert ids(faulty) == [t + 1 for t in ids(clean)] and ids(clean)
     whole = send(live, "stream-token-ids-differ", payload, FRIENDLI).json()["choices"][0]
     assert whole["tokens"] == ids(clean)
+
+
+@scenario("last-token-id-missing")
+def _(live: LiveServer) -> None:
+    payload = {"model": MODEL, "prompt": "Hi", "max_tokens": 3, "temperature": 0,
+               "stream": True}
+    clean, faulty = both(live, "last-token-id-missing", payload, FRIENDLI)
+
+    def sent(reply: Reply) -> tuple[str, list[int], list[dict[str, Any]]]:
+        entries = [ch for c in chunk_list(reply) for ch in c["choices"]]
+        return ("".join(ch["text"] for ch in entries),
+                [ch["token"] for ch in entries if "token" in ch], entries)
+
+    (text, ids, _), (faulty_text, faulty_ids, entries) = sent(clean), sent(faulty)
+    assert faulty_text == text and faulty_ids == ids[:-1] and len(ids) == 3
+    assert entries[-1]["finish_reason"] and entries[-1]["text"] and "token" not in entries[-1]
 
 
 @pytest.mark.parametrize("name", module_scenarios(__name__))
