@@ -116,6 +116,17 @@ def require_parity(ctx: CheckContext) -> None:
             raise NotApplicable("streams differ from non-streamed responses (judged by DET-001)")
 
 
+def answered_form(ctx: CheckContext, probe: str, key: str) -> str:
+    """The key of ``probe/key`` as the server accepted it: its retry in another form (recorded
+    under ``key`` + ``_sampled`` when the server refused the first form, e.g. ``n > 1`` at
+    temperature 0) when that was answered 200, else ``key`` itself, whose refusal then fails
+    the calling rule (and ERRORS-008 fails the refusal of the first form either way)."""
+    retry = f"{key}_sampled"
+    outcome = ctx.outcome(probe)
+    exchange = outcome.exchanges.get(retry)
+    return retry if exchange is not None and exchange.status == 200 else key
+
+
 def usage_numbers(usage: JSON) -> tuple[int, int, int] | None:
     """``(prompt, completion, total)`` when all three are integers, else None."""
     if not isinstance(usage, dict):
