@@ -139,10 +139,14 @@ def usage_numbers(usage: JSON) -> tuple[int, int, int] | None:
 
 
 def usage_of(ctx: CheckContext, probe: str, key: str) -> tuple[int, int, int]:
-    """The usage of a non-streamed response (USAGE-010 judges its presence)."""
-    numbers = usage_numbers(ctx.response(probe, key).get("usage"))
+    """The usage of a non-streamed response (USAGE-009 / USAGE-010 judge its presence, by wire;
+    SCHEMA-001 its numbers)."""
+    usage = ctx.response(probe, key).get("usage")
+    numbers = usage_numbers(usage)
     if numbers is None:
-        raise NotApplicable(f"{probe}/{key} has no complete usage (judged by USAGE-010/011)")
+        judge = ("SCHEMA-001" if isinstance(usage, dict)
+                 else "USAGE-009" if ctx.profile.wire == "friendli" else "USAGE-010")
+        raise NotApplicable(f"{probe}/{key} has no complete usage (judged by {judge})")
     return numbers
 
 

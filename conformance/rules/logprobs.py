@@ -212,7 +212,7 @@ def located_offsets(tokens: Sequence[JSON], text: str) -> list[int | None]:
     the tokens spell the text this is :func:`char_offsets`, which also places byte tokens."""
     if tokens_spell_text(tokens, text):
         return char_offsets(tokens)  # type: ignore[arg-type]
-    cursor, located = 0, []
+    cursor, located = 0, list[int | None]()
     for token in tokens:
         if isinstance(token, str) and token and not token.startswith("bytes:") \
                 and text.startswith(token, cursor):

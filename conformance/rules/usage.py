@@ -141,7 +141,7 @@ def usage_after_finish(ctx: CheckContext) -> None:
                for c in p.value.get("choices") or [])
     ]
     if not finishes:
-        raise NotApplicable("no finish chunk (FINISH-002)")
+        raise NotApplicable("no finish chunk (judged by FINISH / INDICES rules)")
     if usage[0].position < max(finishes):
         raise Violation(
             "the usage chunk comes before a finish chunk",
