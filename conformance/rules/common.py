@@ -245,6 +245,15 @@ def responses(
         yield label, body, exchange, parsed
 
 
+def no_arrays(value: JSON) -> str:
+    """Why a choice's ``logprobs`` has no four arrays to read, naming the rule that judges it:
+    LOGPROBS-001 a missing object, SCHEMA-001 an object of another shape (the chat shape,
+    ``content: [{token, logprob}]``, which LOGPROBS-001 accepts as an object)."""
+    if isinstance(value, dict):
+        return "the logprobs object lacks the four arrays (judged by SCHEMA-001)"
+    return "no logprobs object (judged by LOGPROBS-001)"
+
+
 def logprob_arrays(value: JSON) -> dict[str, list[JSON]] | None:
     """The four arrays of a logprobs object, when all four are arrays."""
     if not isinstance(value, dict):

@@ -17,7 +17,7 @@ from conformance.views import char_offsets, compact, joined_text_matches
 from spec import JSON
 
 from .base import BUGS, MUST, SCHEMAS, SPEC, rule
-from .common import assembled, choice_of, judgeable, logprob_arrays, text_of
+from .common import assembled, choice_of, judgeable, logprob_arrays, no_arrays, text_of
 
 LOGPROBS = f"{SCHEMAS}/Logprobs"
 OBJECT = f"{SCHEMAS}/LogprobsObject"
@@ -60,17 +60,19 @@ def _requested(ctx: CheckContext) -> Iterator[tuple[str, str, JSON, str]]:
 def _arrays(ctx: CheckContext) -> Iterator[tuple[str, str, Arrays, str]]:
     """Each readable request whose choice has a logprobs object; NotApplicable when none has
     one (LOGPROBS-001 judges a missing object, and the others are still judged)."""
-    missing, found = [], False
+    missing: dict[str, list[str]] = {}
+    found = False
     for label, text, value, prompt in _requested(ctx):
         arrays = logprob_arrays(value)
         if arrays is None:
-            missing.append(label)
+            missing.setdefault(no_arrays(value), []).append(label)
             continue
         found = True
         yield label, text, arrays, prompt
     if not found:
-        raise NotApplicable(f"{', '.join(missing) or 'no request'}: no logprobs object "
-                            "(judged by LOGPROBS-001)")
+        raise NotApplicable("; ".join(f"{', '.join(labels)}: {reason}"
+                                      for reason, labels in missing.items())
+                            or "no request: no logprobs object (judged by LOGPROBS-001)")
 
 
 def _consistent(ctx: CheckContext) -> Iterator[tuple[str, str, Arrays, str]]:

@@ -77,7 +77,10 @@ class WordServer:
         return web.json_response({"content": "".join(piece(i) for i in body["tokens"])})
 
     async def completions(self, request: web.Request) -> web.Response:
-        body = await request.json()
+        try:
+            body = await request.json()
+        except ValueError:
+            return self.invalid("the body is not JSON", None)
         prompt = body.get("prompt")
         try:
             if isinstance(prompt, list) and not self.token_prompts:
@@ -86,9 +89,7 @@ class WordServer:
             if not all(isinstance(i, int) and 0 <= i < SIZE for i in ids):
                 raise ValueError("token id out of range")
         except ValueError as exc:
-            error = {"message": str(exc), "type": "invalid_request_error", "param": "prompt",
-                     "code": None}
-            return web.json_response({"error": error}, status=400)
+            return self.invalid(str(exc), "prompt")
         generated = self.generate(int(body.get("max_tokens", 16)), body.get("logit_bias") or {})
         echoed = [piece(i) for i in ids] if body.get("echo") else []
         tokens = echoed + generated
@@ -105,6 +106,12 @@ class WordServer:
             "usage": {"prompt_tokens": len(ids), "completion_tokens": len(generated),
                       "total_tokens": len(ids) + len(generated)},
         })
+
+    @staticmethod
+    def invalid(message: str, param: str | None) -> web.Response:
+        error = {"message": message, "type": "invalid_request_error", "param": param,
+                 "code": None}
+        return web.json_response({"error": error}, status=400)
 
     def generate(self, count: int, bias: dict[str, Any]) -> list[str]:
         """Greedy words: the continuation's next word scores 0, the runner-up -1, the rest
