@@ -210,8 +210,10 @@ def tokens_join_to_text(ctx: CheckContext) -> None:
 def located_offsets(tokens: Sequence[JSON], text: str) -> list[int | None]:
     """For each token, the characters of ``text`` before it, where the tokens can be located
     in the text: each token is looked for where the ones before it ended, and one not found
-    there (``<s>``, ``</s>``: a token the text leaves out) gets None and takes no room. When
-    the tokens spell the text this is :func:`char_offsets`, which also places byte tokens."""
+    there (``<s>``, ``</s>``: a token the text leaves out) gets None and takes no room. Only
+    when the tokens found spell the whole text, so that the others are extras and no token
+    was found in a place another one holds; else every entry is None. When the tokens spell
+    the text this is :func:`char_offsets`, which also places byte tokens."""
     if tokens_spell_text(tokens, text):
         return char_offsets(tokens)  # type: ignore[arg-type]
     cursor, located = 0, list[int | None]()
@@ -222,7 +224,7 @@ def located_offsets(tokens: Sequence[JSON], text: str) -> list[int | None]:
             cursor += len(token)
         else:
             located.append(None)
-    return located
+    return located if cursor == len(text) else [None] * len(located)
 
 
 def _offset_arrays(ctx: CheckContext) -> Iterator[tuple[str, Arrays, list[int | None], list[int]]]:
@@ -244,7 +246,7 @@ def _offset_arrays(ctx: CheckContext) -> Iterator[tuple[str, Arrays, list[int | 
             continue
         located = located_offsets(arrays["tokens"], text)
         if all(position is None for position in located):
-            reasons.append(f"{label}: no token can be located in the text (LOGPROBS-004)")
+            reasons.append(f"{label}: the tokens cannot be placed in the text (LOGPROBS-004)")
             continue
         found = True
         yield label, arrays, located, bases
