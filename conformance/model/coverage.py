@@ -8,8 +8,10 @@ the server. Each SKIP falls in one group, read off its reason:
   so the rule does not apply (not a hole);
 - ``prerequisite broken``: another defect leaves nothing this rule can judge, and the reason
   names the rule that judges that defect (``(judged by LOGPROBS-001)``, ``FINISH / INDICES
-  rules``), which FAILed or was NON_STRICT in the same run: the hole is reported, and closes
-  when that defect is fixed;
+  rules``), which FAILed, ERRORed or was NON_STRICT in the same run: the hole is reported,
+  and closes when that defect is fixed (a reason naming only rules that passed is a bug of
+  the skipping rule: :func:`dangling_pointers`, which the tests check on every mock fault and
+  lab recording);
 - ``probe could not run``: a request the rule needs was not sent or not finished (the request
   budget, a probe another probe's answer left without input), and no failing rule says why;
 - ``precondition not met``: the rest: the server's output leaves nothing to judge and no rule
@@ -50,7 +52,8 @@ def named_rules(message: str) -> set[str]:
 
 def skip_group(message: str, failing: frozenset[str] | None = None) -> str:
     """The group of a SKIP's reason (see the module docstring). ``failing`` holds the IDs and
-    areas of the run's FAIL and NON_STRICT rules; without it any named rule counts."""
+    areas of the run's FAIL, NON_STRICT and ERROR rules (:func:`failing_names`); without it
+    any named rule counts."""
     if NOT_CLAIMED in message:
         return NOT_CLAIMED
     named = named_rules(message)
@@ -59,6 +62,36 @@ def skip_group(message: str, failing: frozenset[str] | None = None) -> str:
     if any(mark in message for mark in _NOT_RUN_MARKS):
         return NOT_RUN
     return UNMET
+
+
+def failing_names(results: Iterable[RuleResult]) -> frozenset[str]:
+    """The IDs and areas of the rules that FAILed, were NON_STRICT or ERRORed: what a SKIP's
+    reason may name as the judge of the defect that left it nothing to judge."""
+    return frozenset(
+        name for r in results if r.verdict in (Verdict.FAIL, Verdict.NON_STRICT, Verdict.ERROR)
+        for name in (r.rule.id, r.rule.area)
+    )
+
+
+def dangling_pointers(results: Iterable[RuleResult]) -> dict[str, str]:
+    """The SKIPs whose reason names rules as judges none of which failed in the run (rule ID ->
+    reason): a reader who follows such a pointer finds nothing wrong, so every one is a bug of
+    the rule that SKIPped."""
+    return dangling_in_report(
+        (r.rule.id, r.rule.area, r.verdict.value, r.message) for r in results)
+
+
+def dangling_in_report(rows: Iterable[tuple[str, str, str, str]]) -> dict[str, str]:
+    """:func:`dangling_pointers` over ``(rule, area, verdict, message)`` rows, as a JSON
+    report lists them."""
+    rows = list(rows)
+    failing = {name for rule, area, verdict, _ in rows
+               if verdict in ("FAIL", "NON_STRICT", "ERROR") for name in (rule, area)}
+    return {
+        rule: message for rule, _, verdict, message in rows
+        if verdict == "SKIP" and NOT_CLAIMED not in message
+        and (named := named_rules(message)) and not named & failing
+    }
 
 
 @dataclass(frozen=True)
@@ -86,10 +119,7 @@ def coverage_of(results: Iterable[RuleResult]) -> Coverage:
     skipped = dict.fromkeys(SKIP_GROUPS, 0)
     unjudged: list[str] = []
     results = list(results)
-    failing = frozenset(
-        name for r in results if r.verdict in (Verdict.FAIL, Verdict.NON_STRICT)
-        for name in (r.rule.id, r.rule.area)
-    )
+    failing = failing_names(results)
     for result in results:
         level = str(result.rule.level)
         total[level] += 1

@@ -8,8 +8,13 @@ probability") in ``spec/completions.yaml``; bug classes 18, 20, 30 and 32.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
+from conformance.transport import Exchange, Termination
 from spec import JSON
 
+from .decoded_ids import decode_body, decode_page, further_pages, ids_of, page_ids, table_of
+from .logprob_tokens import generated_tokens
 from .model import Probe, ProbeSession, first_choice
 from .prompts import (
     BEST_OF,
@@ -20,7 +25,7 @@ from .prompts import (
     VOCAB_COUNT,
     VOCAB_FIRST_ID,
 )
-from .token_ids import first_generated_id
+from .token_ids import LearnedId, first_generated_id
 
 
 async def token_prompts(s: ProbeSession) -> None:
@@ -37,17 +42,12 @@ async def token_prompts(s: ProbeSession) -> None:
 
 async def vocab(s: ProbeSession) -> None:
     """Decode a range of token ids: echo a token prompt with ``max_tokens: 0`` and logprobs."""
-    ids = list(range(VOCAB_FIRST_ID, VOCAB_FIRST_ID + VOCAB_COUNT))
-    exchange = await s.complete(
-        "decode", s.body(ids, max_tokens=0, echo=True, logprobs=0, temperature=0)
-    )
+    ids = page_ids(VOCAB_FIRST_ID)
+    exchange = await s.complete("decode", decode_body(s, ids))
     s.note("ids", ids)
-    choice = first_choice(exchange)
-    lp = choice.get("logprobs") if choice else None
-    tokens = lp.get("tokens") if isinstance(lp, dict) else None
-    if isinstance(tokens, list) and len(tokens) == len(ids):
-        if all(isinstance(t, str) for t in tokens):
-            s.note("table", {str(i): t for i, t in zip(ids, tokens, strict=False)})
+    table = table_of(first_choice(exchange), ids)
+    if table is not None:
+        s.note("table", table)
 
 
 def _plain_word(token: str) -> bool:
@@ -66,50 +66,98 @@ def pick_forced(table: dict[str, str], avoid: set[str]) -> tuple[str, str | None
 async def logit_bias(s: ProbeSession) -> None:
     """Greedy baseline; then -100 on its first token's id and +100 on another word's id.
 
-    Without a decoded vocabulary (a server that takes no token-id prompts) the banned id comes
-    from the server's tokenizer endpoint, if it has one (:mod:`conformance.probes.token_ids`);
-    +100 is aimed anyway: on an id of :data:`TOKEN_PROMPT`, whose text is then unknown, every
-    generated token must be one and the same."""
+    The first token comes from the baseline's logprobs (either shape: :func:`generated_tokens`)
+    or, when they name no token, from its text through the server's tokenizer endpoint. Its id
+    comes from the ``vocab`` probe's decoded ids, then from further pages decoded by echo
+    (:mod:`conformance.probes.decoded_ids`), then from the tokenizer endpoint
+    (:mod:`conformance.probes.token_ids`). +100 goes to a plain word among the decoded ids, or
+    without any to an id of :data:`TOKEN_PROMPT`, whose text is then unknown: every generated
+    token must be one and the same."""
     common: dict[str, JSON] = {"temperature": 0, "logprobs": 0}
     base = await s.complete("baseline", s.body(PROMPT_A, max_tokens=4, **common))
-    table = s.earlier("vocab").notes.get("table")
     choice = first_choice(base)
-    lp = choice.get("logprobs") if choice else None
-    tokens = lp.get("tokens") if isinstance(lp, dict) else None
-    if not isinstance(tokens, list) or not tokens:
-        reason = "the baseline has no logprobs tokens (LOGPROBS-002)"
-        s.missing("ban", reason)
-        s.missing("force", reason)
+    unusable = _unusable_baseline(base, choice)
+    if unusable is not None:
+        s.missing("ban", unusable)
+        s.missing("force", unusable)
         return
+    assert choice is not None
+    text = str(choice.get("text") or "")
+    tokens = generated_tokens(choice.get("logprobs"))
+    learned: LearnedId | None = None
+    first = tokens[0] if tokens else None
+    if first is None:
+        learned = await first_generated_id(s, PROMPT_A, text, None)
+        first = learned.token
+    table = s.earlier("vocab").notes.get("table")
+    search = await _search(s, table if isinstance(table, dict) else None, first)
+    ban = ids_of(search.table, first) if first is not None else []
+    if not ban and learned is None and first is not None:
+        learned = await first_generated_id(s, PROMPT_A, text, first)
+    if not ban and learned is not None and learned.token_id is not None:
+        ban = [str(learned.token_id)]
     steps = []
-    ban: list[str] = []
-    forced: tuple[str, str | None] | None = (str(TOKEN_PROMPT[0]), None)
-    first = tokens[0]
-    if isinstance(table, dict):
-        ban = [token_id for token_id, token in table.items() if token == first]
-        forced = pick_forced(table, set(ban))
-    else:
-        text = choice.get("text") if choice else None
-        learned = await first_generated_id(s, PROMPT_A, str(text or ""), str(first))
-        if learned.token_id is not None:
-            ban = [str(learned.token_id)]
     if ban:
         s.note("banned", {"id": ban[0], "token": first})
         body = s.body(PROMPT_A, max_tokens=4, logit_bias={ban[0]: -100}, **common)
         steps.append(s.complete("ban", body))
-    elif isinstance(table, dict):
-        s.missing("ban", f"the baseline's first token {first!r} is not among the decoded ids")
     else:
-        s.missing("ban", "no decoded vocabulary to find the greedy token's id (the vocab "
-                         "probe's echo of token ids: ECHO-005, ERRORS-008), and no tokenizer "
-                         f"endpoint gave it: {learned.reason}")
+        tried = [search.tried] + ([f"the tokenizer endpoints: {learned.reason}"]
+                                  if learned is not None else [])
+        shown = repr(first) if first is not None else "(unknown: no logprobs tokens)"
+        s.missing("ban", f"the id of the baseline's first token {shown} was not found: "
+                         + "; ".join(tried))
+    forced = pick_forced(search.table, set(ban)) if search.table else None
+    if forced is None and not search.table:
+        forced = (str(TOKEN_PROMPT[0]), None)
     if forced:
         s.note("forced", {"id": forced[0], "token": forced[1]})
         body = s.body(PROMPT_A, max_tokens=3, logit_bias={forced[0]: 100}, **common)
         steps.append(s.complete("force", body))
     else:
-        s.missing("force", "no plain word among the decoded ids")
+        s.missing("force", f"no plain word among the decoded ids ({search.tried})")
     await s.gather(*steps)
+
+
+def _unusable_baseline(base: Exchange, choice: dict[str, JSON] | None) -> str | None:
+    """Why the baseline gives no first token to aim at (naming the rule that judges that), or
+    None when it does."""
+    if base.status != 200 or choice is None:
+        cut = base.termination is Termination.CONNECTION_ERROR
+        status = "cut off" if cut else f"HTTP {base.status}"
+        return (f"the baseline logit-bias/baseline gave no choice ({status}; judged by "
+                "ERRORS-008 / INDICES-001 / SCHEMA-001)")
+    if not isinstance(choice.get("logprobs"), dict):
+        return "the baseline has no logprobs tokens (LOGPROBS-002)"
+    return None
+
+
+@dataclass(frozen=True)
+class Search:
+    """The ids decoded so far (the ``vocab`` probe's and further pages'), and what was tried."""
+
+    table: dict[str, str]
+    tried: str
+
+
+async def _search(s: ProbeSession, table: dict[str, str] | None, first: str | None) -> Search:
+    """Decode further pages while the first token's id (or a plain word to force) is missing,
+    when the ``vocab`` probe could decode ids at all."""
+    if table is None:
+        return Search({}, "no ids were decoded (the vocab probe's echo of token ids: ECHO-005, "
+                          "ERRORS-008)")
+    merged, decoded = dict(table), [f"{VOCAB_FIRST_ID}-{VOCAB_FIRST_ID + VOCAB_COUNT - 1}"]
+    for start in further_pages():
+        found = first is None or ids_of(merged, first)
+        if found and pick_forced(merged, set(ids_of(merged, first or ""))):
+            break
+        page = await decode_page(s, start)
+        if page is None:
+            decoded.append(f"{start}-{start + VOCAB_COUNT - 1} (not decoded)")
+            break
+        merged.update(page)
+        decoded.append(f"{start}-{start + VOCAB_COUNT - 1}")
+    return Search(merged, f"ids {', '.join(decoded)} decoded by echo")
 
 
 async def best_of(s: ProbeSession) -> None:

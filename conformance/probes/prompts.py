@@ -18,6 +18,9 @@ OTHER_SEEDS = (11, 22)
 BEST_OF_SEED = 4
 BEST_OF = 3
 SAMPLING_TEMPERATURE = 1.0
+NEAR_GREEDY_TOP_P = 1e-6
+"""A nucleus that keeps only the likeliest token: sampling that gives the greedy text, for a
+server that refuses a request form at temperature 0 (``n > 1`` on vLLM)."""
 
 VOCAB_FIRST_ID = 256
 VOCAB_COUNT = 256

@@ -48,10 +48,12 @@ TEXT_KEYS = ("content", "prompt", "text")
 
 @dataclass(frozen=True)
 class LearnedId:
-    """A token id the server's tokenizer gave, or why none could be learned."""
+    """A token id the server's tokenizer gave (and the token's text as the server's
+    detokenizer spells it), or why none could be learned."""
 
     token_id: int | None
     reason: str = ""
+    token: str | None = None
 
 
 def server_root(s: ProbeSession) -> str:
@@ -61,9 +63,13 @@ def server_root(s: ProbeSession) -> str:
     return base[: -len(base_path)] if base_path and base.endswith(base_path) else base
 
 
-async def first_generated_id(s: ProbeSession, prompt: str, text: str, token: str) -> LearnedId:
-    """The id of ``token``, the first token the server generated after ``prompt`` (``text`` is
-    the whole completion), from the first tokenizer route the server answers."""
+async def first_generated_id(
+    s: ProbeSession, prompt: str, text: str, token: str | None
+) -> LearnedId:
+    """The id of the first token the server generated after ``prompt`` (``text`` is the whole
+    completion; ``token`` that token's text when the logprobs gave it, None when they did not:
+    then the detokenized id must start ``text``), from the first tokenizer route the server
+    answers."""
     root = server_root(s)
     tried: list[str] = []
     for route in ROUTES:
@@ -81,12 +87,23 @@ async def first_generated_id(s: ProbeSession, prompt: str, text: str, token: str
             return LearnedId(None, f"{route.tokenize}: the completed text adds no token")
         spelled = await _detokenize(s, f"{route.name}-check", root + route.detokenize,
                                     after[parted])
-        if spelled is None or not token.strip() or spelled.strip() != token.strip():
+        if not _spells(spelled, token, text):
+            shown = repr(token) if token is not None else f"starting {text[:20]!r}"
             return LearnedId(None, f"{route.tokenize} gives id {after[parted]} for the first "
-                                   f"generated token {token!r}, which {route.detokenize} "
+                                   f"generated token {shown}, which {route.detokenize} "
                                    f"spells {spelled!r}")
-        return LearnedId(after[parted])
+        return LearnedId(after[parted], token=spelled)
     return LearnedId(None, f"no tokenizer endpoint answered ({', '.join(tried)})")
+
+
+def _spells(spelled: str | None, token: str | None, text: str) -> bool:
+    """Whether the detokenized id is the first generated token: its text (leading spaces
+    aside, which detokenizers drop), or the start of ``text`` when the token is unknown."""
+    if spelled is None or not spelled.strip():
+        return False
+    if token is not None:
+        return spelled.strip() == token.strip()
+    return text.lstrip().startswith(spelled.strip())
 
 
 def _parting(before: list[int], after: list[int]) -> int | None:

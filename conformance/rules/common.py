@@ -116,6 +116,17 @@ def require_parity(ctx: CheckContext) -> None:
             raise NotApplicable("streams differ from non-streamed responses (judged by DET-001)")
 
 
+def answered_form(ctx: CheckContext, probe: str, key: str) -> str:
+    """The key of ``probe/key`` as the server accepted it: its retry in another form (recorded
+    under ``key`` + ``_sampled`` when the server refused the first form, e.g. ``n > 1`` at
+    temperature 0) when that was answered 200, else ``key`` itself, whose refusal then fails
+    the calling rule (and ERRORS-008 fails the refusal of the first form either way)."""
+    retry = f"{key}_sampled"
+    outcome = ctx.outcome(probe)
+    exchange = outcome.exchanges.get(retry)
+    return retry if exchange is not None and exchange.status == 200 else key
+
+
 def usage_numbers(usage: JSON) -> tuple[int, int, int] | None:
     """``(prompt, completion, total)`` when all three are integers, else None."""
     if not isinstance(usage, dict):
@@ -128,10 +139,14 @@ def usage_numbers(usage: JSON) -> tuple[int, int, int] | None:
 
 
 def usage_of(ctx: CheckContext, probe: str, key: str) -> tuple[int, int, int]:
-    """The usage of a non-streamed response (USAGE-010 judges its presence)."""
-    numbers = usage_numbers(ctx.response(probe, key).get("usage"))
+    """The usage of a non-streamed response (USAGE-009 / USAGE-010 judge its presence, by wire;
+    SCHEMA-001 its numbers)."""
+    usage = ctx.response(probe, key).get("usage")
+    numbers = usage_numbers(usage)
     if numbers is None:
-        raise NotApplicable(f"{probe}/{key} has no complete usage (judged by USAGE-010/011)")
+        judge = ("SCHEMA-001" if isinstance(usage, dict)
+                 else "USAGE-009" if ctx.profile.wire == "friendli" else "USAGE-010")
+        raise NotApplicable(f"{probe}/{key} has no complete usage (judged by {judge})")
     return numbers
 
 
@@ -228,6 +243,15 @@ def responses(
             continue
         ctx.judge(label)
         yield label, body, exchange, parsed
+
+
+def no_arrays(value: JSON) -> str:
+    """Why a choice's ``logprobs`` has no four arrays to read, naming the rule that judges it:
+    LOGPROBS-001 a missing object, SCHEMA-001 an object of another shape (the chat shape,
+    ``content: [{token, logprob}]``, which LOGPROBS-001 accepts as an object)."""
+    if isinstance(value, dict):
+        return "the logprobs object lacks the four arrays (judged by SCHEMA-001)"
+    return "no logprobs object (judged by LOGPROBS-001)"
 
 
 def logprob_arrays(value: JSON) -> dict[str, list[JSON]] | None:

@@ -14,7 +14,15 @@ from conformance.model import NotApplicable, Violation
 from conformance.views import compact, joined_bytes
 
 from .base import BUGS, MUST, OPENAI_WIRE, SCHEMAS, SPEC, rule
-from .common import assembled, choice_of, judgeable, logprob_arrays, text_of, usage_of
+from .common import (
+    assembled,
+    choice_of,
+    judgeable,
+    logprob_arrays,
+    no_arrays,
+    text_of,
+    usage_of,
+)
 from .logprobs import tokens_spell_text
 
 ECHO = f"{SCHEMAS}/CompletionRequest/properties/echo"
@@ -77,8 +85,10 @@ def echo_prepends_prompt(ctx: CheckContext) -> None:
 def first_prompt_logprob_null(ctx: CheckContext) -> None:
     prompt, choice = echoed_choice(ctx, "ns")
     arrays = logprob_arrays(choice.get("logprobs"))
-    if arrays is None or not arrays["tokens"]:
-        raise NotApplicable("no logprobs object (judged by LOGPROBS-001)")
+    if arrays is None:
+        raise NotApplicable(no_arrays(choice.get("logprobs")))
+    if not arrays["tokens"]:
+        raise NotApplicable("the logprobs hold no tokens (judged by LOGPROBS-004)")
     if _scored_prompt(str(choice.get("text")), prompt, arrays["tokens"]) is None:
         raise NotApplicable("the prompt tokens have no logprobs entries (judged by ECHO-003)")
     for name in ("token_logprobs", "top_logprobs"):
@@ -104,7 +114,7 @@ def prompt_tokens_scored(ctx: CheckContext) -> None:
     prompt, choice = echoed_choice(ctx, "ns")
     arrays = logprob_arrays(choice.get("logprobs"))
     if arrays is None:
-        raise NotApplicable("no logprobs object (judged by LOGPROBS-001)")
+        raise NotApplicable(no_arrays(choice.get("logprobs")))
     text = str(choice.get("text"))
     spelled_prompt = _scored_prompt(text, prompt, arrays["tokens"])
     if spelled_prompt is None:

@@ -247,7 +247,7 @@ def _valid_probes() -> tuple[str, ...]:
     citation=f"{DOC}#/paths/~1v1~1completions/post/responses/200; {BUGS} #17, #24, #32",
     source=SPEC, probes=_valid_probes(),
     faults=("prompt-list-500", "token-prompt-rejected", "best-of-equal-n-rejected",
-            "disconnect-mid-body"),
+            "disconnect-mid-body", "greedy-n-refused"),
 )
 def valid_requests_succeed(ctx: CheckContext) -> None:
     failed: list[tuple[str, Exchange]] = []

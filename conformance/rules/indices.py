@@ -11,7 +11,14 @@ from conformance.model import NotApplicable, Violation
 from conformance.views import raw_text
 
 from .base import BUGS, MUST, SCHEMAS, SHOULD, SPEC, rule
-from .common import choices_of, expected_choices, responses, sound_streams, text_of
+from .common import (
+    answered_form,
+    choices_of,
+    expected_choices,
+    responses,
+    sound_streams,
+    text_of,
+)
 
 PROMPT = f"{SCHEMAS}/CompletionRequest/properties/prompt"
 
@@ -78,14 +85,21 @@ def prompt_order(ctx: CheckContext) -> None:
     b = text_of(choices_of(ctx, "batch", "b")[0], "batch/b")
     if a == b:
         raise NotApplicable("the two prompts have the same greedy text")
-    choices = choices_of(ctx, "batch", "ns")
+    key = answered_form(ctx, "batch", "ns")
+    choices = choices_of(ctx, "batch", key)
+    if key != "ns":
+        texts = [choice.get("text") for choice in choices.values()]
+        if any(text not in (a, b) for text in texts):
+            raise NotApplicable(
+                "batch/ns was refused (judged by ERRORS-008) and its sampled retry "
+                f"batch/{key} did not give the greedy texts, so their order cannot be read")
     for index, choice in choices.items():
         want = a if index < 2 else b
         if choice.get("text") != want:
             raise Violation(
                 f"choice {index} does not answer prompt {index // 2}",
                 expected=want, actual=choice.get("text"), path=f"choices[{index}].text",
-                exchange="batch/ns", evidence=raw_text(ctx.exchange("batch", "ns").body),
+                exchange=f"batch/{key}", evidence=raw_text(ctx.exchange("batch", key).body),
             )
 
 
@@ -97,11 +111,12 @@ def prompt_order(ctx: CheckContext) -> None:
     faults=("choices-unordered", "prompt-list-500"), fuzz="plain",
 )
 def listed_in_order(ctx: CheckContext) -> None:
-    body = ctx.response("batch", "ns")
+    key = answered_form(ctx, "batch", "ns")
+    body = ctx.response("batch", key)
     got = _indices(body.get("choices"))
     if got != sorted(got, key=lambda i: i if isinstance(i, int) else -1):
         raise Violation(
             "choices are not in index order", expected=sorted(got, key=str), actual=got,
-            path="choices[].index", exchange="batch/ns",
-            evidence=raw_text(ctx.exchange("batch", "ns").body),
+            path="choices[].index", exchange=f"batch/{key}",
+            evidence=raw_text(ctx.exchange("batch", key).body),
         )

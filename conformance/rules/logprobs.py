@@ -17,7 +17,7 @@ from conformance.views import char_offsets, compact, joined_text_matches
 from spec import JSON
 
 from .base import BUGS, MUST, SCHEMAS, SPEC, rule
-from .common import assembled, choice_of, judgeable, logprob_arrays, text_of
+from .common import assembled, choice_of, judgeable, logprob_arrays, no_arrays, text_of
 
 LOGPROBS = f"{SCHEMAS}/Logprobs"
 OBJECT = f"{SCHEMAS}/LogprobsObject"
@@ -60,17 +60,19 @@ def _requested(ctx: CheckContext) -> Iterator[tuple[str, str, JSON, str]]:
 def _arrays(ctx: CheckContext) -> Iterator[tuple[str, str, Arrays, str]]:
     """Each readable request whose choice has a logprobs object; NotApplicable when none has
     one (LOGPROBS-001 judges a missing object, and the others are still judged)."""
-    missing, found = [], False
+    missing: dict[str, list[str]] = {}
+    found = False
     for label, text, value, prompt in _requested(ctx):
         arrays = logprob_arrays(value)
         if arrays is None:
-            missing.append(label)
+            missing.setdefault(no_arrays(value), []).append(label)
             continue
         found = True
         yield label, text, arrays, prompt
     if not found:
-        raise NotApplicable(f"{', '.join(missing) or 'no request'}: no logprobs object "
-                            "(judged by LOGPROBS-001)")
+        raise NotApplicable("; ".join(f"{', '.join(labels)}: {reason}"
+                                      for reason, labels in missing.items())
+                            or "no request: no logprobs object (judged by LOGPROBS-001)")
 
 
 def _consistent(ctx: CheckContext) -> Iterator[tuple[str, str, Arrays, str]]:
@@ -174,7 +176,7 @@ def _echo_arrays(ctx: CheckContext) -> Iterator[tuple[str, str, str, Arrays]]:
     "under echo, the prompt and completion (or the completion alone, which ECHO-003 judges).",
     citation=f"{OBJECT}; {BUGS} #28",
     source=SPEC, probes=("logprobs", "echo"), features=("logprobs",),
-    faults=("logprobs-tokens-mismatch",), fuzz="logprobs",
+    faults=("logprobs-tokens-mismatch", "echo-bos-counted"), fuzz="logprobs",
 )
 def tokens_join_to_text(ctx: CheckContext) -> None:
     judged, skipped = False, None
@@ -205,20 +207,69 @@ def tokens_join_to_text(ctx: CheckContext) -> None:
         raise skipped
 
 
+def located_offsets(tokens: Sequence[JSON], text: str) -> list[int | None]:
+    """For each token, the characters of ``text`` before it, where the tokens can be located
+    in the text: each token is looked for where the ones before it ended, and one not found
+    there (``<s>``, ``</s>``: a token the text leaves out) gets None and takes no room. Only
+    when the tokens found spell the whole text, so that the others are extras and no token
+    was found in a place another one holds; else every entry is None. When the tokens spell
+    the text this is :func:`char_offsets`, which also places byte tokens."""
+    if tokens_spell_text(tokens, text):
+        return char_offsets(tokens)  # type: ignore[arg-type]
+    cursor, located = 0, list[int | None]()
+    for token in tokens:
+        if isinstance(token, str) and token and not token.startswith("bytes:") \
+                and text.startswith(token, cursor):
+            located.append(cursor)
+            cursor += len(token)
+        else:
+            located.append(None)
+    return located if cursor == len(text) else [None] * len(located)
+
+
+def _offset_arrays(ctx: CheckContext) -> Iterator[tuple[str, Arrays, list[int | None], list[int]]]:
+    """``(label, arrays, located offsets, bases)`` of every logprobs object whose tokens can be
+    placed in its text: the logprobs probe's (echo off: the base is the prompt's length, or 0
+    from the completion) and the echo probe's (the text starts with the prompt: base 0).
+    NotApplicable with every reason when none can."""
+    reasons, found = [], False
+    offered: list[tuple[str, str, Arrays, list[int]]] = []
+    try:
+        offered += [(label, text, arrays, [len(prompt), 0])
+                    for label, text, arrays, prompt in _arrays(ctx)]
+    except NotApplicable as reason:
+        reasons.append(str(reason))
+    offered += [(label, text, arrays, [0]) for label, text, _, arrays in _echo_arrays(ctx)]
+    for label, text, arrays, bases in offered:
+        if len({len(v) for v in arrays.values()}) != 1:
+            reasons.append(f"{label}: the arrays differ in length (LOGPROBS-003)")
+            continue
+        located = located_offsets(arrays["tokens"], text)
+        if all(position is None for position in located):
+            reasons.append(f"{label}: the tokens cannot be placed in the text (LOGPROBS-004)")
+            continue
+        found = True
+        yield label, arrays, located, bases
+    if not found:
+        raise NotApplicable("; ".join(reasons) or "no logprobs object (judged by LOGPROBS-001)")
+
+
 def _check_offsets(ctx: CheckContext, *, from_completion: bool = False) -> None:
-    """Each text_offset is ``base + len(''.join(tokens[:i]))``, one base per array: the
-    prompt's length (OpenAI), or also 0 (``from_completion``: vLLM counts from the completion)."""
-    for label, _, arrays, prompt in _consistent(ctx):
-        counted = char_offsets(arrays["tokens"])  # type: ignore[arg-type]
+    """Each text_offset is ``base + `` the characters of the text before its token, one base per
+    array: the prompt's length (OpenAI, echo off), 0 under echo, or also 0 with echo off
+    (``from_completion``: vLLM counts from the completion). Tokens the text leaves out (an
+    end-of-text ``</s>``) are not judged, so the offsets of the others still are."""
+    for label, arrays, located, bases in _offset_arrays(ctx):
         pairs = [(i, offset, before) for i, (offset, before)
-                 in enumerate(zip(arrays["text_offset"], counted, strict=False))
+                 in enumerate(zip(arrays["text_offset"], located, strict=False))
                  if before is not None]
-        bases = [len(prompt), 0] if from_completion else [len(prompt)]
+        echoed = label.startswith("echo/")
+        bases = bases if from_completion or echoed else bases[:1]
         base = next((b for b in bases if pairs and pairs[0][1] == b + pairs[0][2]), bases[0])
         for i, offset, before in pairs:
             if offset != base + before:
                 where = "the prompt's start" + (" or the completion's" if from_completion
-                                                else "")
+                                                and not echoed else "")
                 raise Violation(
                     f"text_offset[{i}] does not count characters from {where}",
                     expected=base + before, actual=offset,
@@ -230,10 +281,14 @@ def _check_offsets(ctx: CheckContext, *, from_completion: bool = False) -> None:
 @rule(
     "LOGPROBS-005", MUST, "text_offset counts from the prompt start",
     requirement="text_offset[i] == len(prompt) + len(''.join(tokens[:i])) (echo off), "
-    "streamed and not.",
+    "streamed and not; under echo, the token's place in the text. Tokens the text leaves out "
+    "(an end-of-text token) are passed over, the others still judged.",
     citation=f"{OBJECT}; {BUGS} #27",
-    source=SPEC, probes=("logprobs",), traits=("text_offsets=from_prompt",), features=("logprobs",),
-    faults=("logprobs-offsets-misaligned", "logprobs-offsets-from-completion"), fuzz="logprobs",
+    source=SPEC, probes=("logprobs", "echo"), traits=("text_offsets=from_prompt",),
+    features=("logprobs",),
+    faults=("logprobs-offsets-misaligned", "logprobs-offsets-from-completion",
+            "echo-bos-counted"),
+    fuzz="logprobs",
 )
 def offsets_from_prompt(ctx: CheckContext) -> None:
     _check_offsets(ctx)
@@ -310,10 +365,12 @@ def logprobs_not_positive(ctx: CheckContext) -> None:
     "LOGPROBS-009", MUST, "text_offset counts from the prompt or completion start",
     requirement="text_offset[i] == base + len(''.join(tokens[:i])) (echo off), with one base "
     "per array: len(prompt) as OpenAI counts, or 0 as vLLM and other OpenAI-compatible "
-    "servers count from the completion; any other offset is wrong.",
+    "servers count from the completion; any other offset is wrong. Under echo, the token's "
+    "place in the text; tokens the text leaves out are passed over.",
     citation=f"{OBJECT}; {BUGS} #27",
-    source=SPEC, probes=("logprobs",), traits=("text_offsets=from_prompt_or_completion",),
-    features=("logprobs",), faults=("logprobs-offsets-misaligned",), fuzz="logprobs",
+    source=SPEC, probes=("logprobs", "echo"), traits=("text_offsets=from_prompt_or_completion",),
+    features=("logprobs",), faults=("logprobs-offsets-misaligned", "echo-bos-counted"),
+    fuzz="logprobs",
 )
 def offsets_from_prompt_lenient(ctx: CheckContext) -> None:
     _check_offsets(ctx, from_completion=True)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from conformance.check_context import CheckContext
 from conformance.model import NotApplicable, Violation
+from conformance.probes.logprob_tokens import generated_tokens
 from conformance.views import compact
 
 from .base import BUGS, MUST, OPENAI_WIRE, SCHEMAS, SHOULD, SPEC, rule
@@ -49,11 +50,19 @@ def token_prompts_accepted(ctx: CheckContext) -> None:
             )
 
 
+def _tokens(ctx: CheckContext, key: str) -> list[str]:
+    """The generated tokens of ``logit-bias/key``, from logprobs in either shape
+    (:func:`generated_tokens`)."""
+    value = choice_of(ctx, "logit-bias", key).get("logprobs")
+    tokens = generated_tokens(value)
+    if not tokens:
+        judge = "SCHEMA-001" if isinstance(value, dict) else "LOGPROBS-002"
+        raise NotApplicable(f"logit-bias/{key} has no logprobs tokens (judged by {judge})")
+    return tokens
+
+
 def _first_token(ctx: CheckContext, key: str) -> str:
-    arrays = logprob_arrays(choice_of(ctx, "logit-bias", key).get("logprobs"))
-    if arrays is None or not arrays["tokens"]:
-        raise NotApplicable(f"logit-bias/{key} has no logprobs tokens (LOGPROBS-002)")
-    return str(arrays["tokens"][0])
+    return _tokens(ctx, key)[0]
 
 
 @rule(
@@ -87,10 +96,9 @@ def bias_bans(ctx: CheckContext) -> None:
 def bias_forces(ctx: CheckContext) -> None:
     choice = choice_of(ctx, "logit-bias", "force")  # first: a request not sent says why
     forced = ctx.note("logit-bias", "forced")
-    arrays = logprob_arrays(choice.get("logprobs"))
-    if not isinstance(forced, dict) or arrays is None or not arrays["tokens"]:
-        raise NotApplicable("no logprobs tokens to compare (LOGPROBS-002)")
-    tokens = arrays["tokens"]
+    tokens = _tokens(ctx, "force")
+    if not isinstance(forced, dict):
+        raise NotApplicable("the logit-bias probe noted no forced id")
     want = forced.get("token")  # None: the id's text is unknown, so one token repeated
     wrong = [t for t in tokens if t != (tokens[0] if want is None else want)]
     if wrong:

@@ -16,6 +16,7 @@ from conformance.views import compact, is_finish, raw_text
 
 from .base import API, BUGS, FRIENDLI_WIRE, MUST, OPENAI_WIRE, SCHEMAS, SHOULD, SPEC, rule
 from .common import (
+    answered_form,
     choice_of,
     require_parity,
     responses,
@@ -140,7 +141,7 @@ def usage_after_finish(ctx: CheckContext) -> None:
                for c in p.value.get("choices") or [])
     ]
     if not finishes:
-        raise NotApplicable("no finish chunk (FINISH-002)")
+        raise NotApplicable("no finish chunk (judged by FINISH / INDICES rules)")
     if usage[0].position < max(finishes):
         raise Violation(
             "the usage chunk comes before a finish chunk",
@@ -184,12 +185,13 @@ def stream_usage_matches(ctx: CheckContext) -> None:
 )
 def prompt_tokens_once(ctx: CheckContext) -> None:
     a, b = usage_of(ctx, "greedy", "ns")[0], usage_of(ctx, "batch", "b")[0]
-    both = usage_of(ctx, "batch", "ns")[0]
+    key = answered_form(ctx, "batch", "ns")
+    both = usage_of(ctx, "batch", key)[0]
     if both != a + b:
         raise Violation(
             "prompt_tokens of two prompts with n=2 is not the sum of their prompt_tokens",
-            expected=a + b, actual=both, path="usage.prompt_tokens", exchange="batch/ns",
-            evidence=compact(ctx.response("batch", "ns").get("usage")),
+            expected=a + b, actual=both, path="usage.prompt_tokens", exchange=f"batch/{key}",
+            evidence=compact(ctx.response("batch", key).get("usage")),
         )
 
 

@@ -83,6 +83,32 @@ class PromptList500(Fault):
 
 
 @register
+class GreedyNRefused(Fault):
+    name = "greedy-n-refused"
+    description = (
+        "`n > 1` at temperature 0 is refused with 400 (\"n must be 1 when using greedy "
+        "sampling\"), as vLLM does; sampled, `n > 1` is served."
+    )
+    breaks = "A valid request gets 2xx."
+    hook = "validation"
+
+    def judge(self, verdict: Verdict, ctx: FaultContext) -> Verdict:
+        body = verdict.body
+        if verdict.error is None and isinstance(body, dict) and _greedy_n(body):
+            error = ApiError(INVALID_STATUS[ctx.profile],
+                             f"n must be 1 when using greedy sampling, got {body['n']}.",
+                             param="n", code="invalid_value")
+            return Verdict(body, error)
+        return verdict
+
+
+def _greedy_n(body: dict[str, JSON]) -> bool:
+    n, temperature = body.get("n"), body.get("temperature", 1.0)
+    return (isinstance(n, int) and not isinstance(n, bool) and n > 1
+            and isinstance(temperature, (int, float)) and temperature == 0)
+
+
+@register
 class UnknownFieldsIgnored(Fault):
     name = "unknown-fields-ignored"
     description = (

@@ -176,6 +176,33 @@ class LogprobsTopMissingChosen(_LogprobsFault):
         return payload
 
 
+@register
+class EchoBosCounted(_LogprobsFault):
+    name = "echo-bos-counted"
+    description = (
+        "Under echo, the logprobs start with a `<s>` token the text leaves out, and every "
+        "text_offset counts its 3 characters (as vLLM does); non-streamed answers only."
+    )
+    breaks = ("The tokens spell the text, and text_offset[i] is the token's place in it "
+              "(0 first under echo).")
+    profiles = OPENAI  # FriendliAI has no echo
+    BOS = "<s>"
+
+    def alter_payload(self, payload: Payload, ctx: FaultContext) -> Payload:
+        if ctx.value_of("echo") is not True or ctx.stream:
+            return payload
+        for logprobs in logprobs_objects(payload):
+            offsets = logprobs.get("text_offset")
+            if not isinstance(offsets, list) or not offsets:
+                continue
+            logprobs["text_offset"] = [0] + [o + len(self.BOS) if isinstance(o, int) else o
+                                             for o in offsets]
+            logprobs["tokens"] = [self.BOS, *logprobs.get("tokens", [])]
+            logprobs["token_logprobs"] = [None, *logprobs.get("token_logprobs", [])]
+            logprobs["top_logprobs"] = [None, *logprobs.get("top_logprobs", [])]
+        return payload
+
+
 def _prompts(prompt: JSON) -> list[JSON]:
     """The request's prompts, one per item (a list of token ids is one prompt)."""
     if isinstance(prompt, list) and prompt and not isinstance(prompt[0], int):

@@ -18,6 +18,7 @@ from harness_support import FAST_LIMITS, not_passing, run_catalog
 import spec
 from conformance.embedded import EmbeddedMock, serving_args
 from conformance.model import Level, Verdict
+from conformance.model.coverage import dangling_pointers
 from conformance.rules import CATALOG, FUZZ_CHECKS
 from conformance.transport import Limits
 
@@ -168,3 +169,5 @@ def check_fault(
              or (r.verdict is Verdict.FAIL and r.rule.level is Level.MUST))
     }
     assert others == {}
+    if not select:
+        assert dangling_pointers(result.results) == {}, "SKIPs pointing at no failure"

@@ -18,8 +18,9 @@ from conformance.runner import execute
 PROMPT_LIST_RULES = ("INDICES-003", "INDICES-004", "USAGE-007")
 
 
-def run(mock: EmbeddedMock, *, without: frozenset[str] = frozenset()) -> RunResult:
-    settings = settings_for(mock.url_for("openai"), "openai", faults=["prompt-list-500"])
+def run(mock: EmbeddedMock, *, without: frozenset[str] = frozenset(),
+        faults: tuple[str, ...] = ("prompt-list-500",)) -> RunResult:
+    settings = settings_for(mock.url_for("openai"), "openai", faults=faults)
     settings = dataclasses.replace(settings, features=settings.features - without)
     return asyncio.run(execute(settings, CATALOG.select(profile="openai")))
 
@@ -41,3 +42,20 @@ def test_a_server_said_to_lack_prompt_lists_fails_nothing_for_it(mock: EmbeddedM
     assert not_passing(result) == {}
     skipped = {r.rule.id: r.message for r in result.results if r.rule.id in PROMPT_LIST_RULES}
     assert all("feature not claimed" in reason for reason in skipped.values()), skipped
+
+
+def test_a_form_refused_for_its_own_reason_fails_errors_008_alone(mock: EmbeddedMock) -> None:
+    """vLLM refuses ``n > 1`` at temperature 0: ERRORS-008 fails that, and the rules of prompt
+    lists judge the batch's sampled retry instead of failing the same refusal again."""
+    result = run(mock, faults=("greedy-n-refused",))
+    assert not_passing(result) == {"ERRORS-008": "FAIL: 2 valid request(s) did not get 2xx: "
+                                                 "batch/ns (400), batch/s (400)"}
+    by_id = {r.rule.id: r for r in result.results}
+    assert all(by_id[rule_id].verdict is Verdict.PASS for rule_id in PROMPT_LIST_RULES)
+
+
+def test_the_retry_is_judged(mock: EmbeddedMock) -> None:
+    result = run(mock, faults=("greedy-n-refused", "prompts-swapped"))
+    swapped = next(r for r in result.results if r.rule.id == "INDICES-003")
+    assert swapped.verdict is Verdict.FAIL, swapped.message
+    assert swapped.finding is not None and swapped.finding.exchange == "batch/ns_sampled"

@@ -30,6 +30,17 @@ def _(live: LiveServer) -> None:
     assert logprobs_of(faulty)["text_offset"] == [o + 1 for o in logprobs_of(clean)["text_offset"]]
 
 
+@scenario("echo-bos-counted")
+def _(live: LiveServer) -> None:
+    clean, faulty = both(live, "echo-bos-counted", body(logprobs=1, echo=True))
+    before, after = logprobs_of(clean), logprobs_of(faulty)
+    assert after["tokens"] == ["<s>", *before["tokens"]]
+    assert after["text_offset"] == [0, *(o + 3 for o in before["text_offset"])]
+    assert after["token_logprobs"][0] is None and after["top_logprobs"][0] is None
+    plain = both(live, "echo-bos-counted", body(logprobs=1))
+    assert logprobs_of(plain[0]) == logprobs_of(plain[1])  # echo off: untouched
+
+
 @scenario("logprobs-offsets-from-completion")
 def _(live: LiveServer) -> None:
     payload = body(logprobs=1)

@@ -173,6 +173,16 @@ def _(live: LiveServer) -> None:
     assert send(live, "prompt-list-500", body()).status == 200
 
 
+@scenario("greedy-n-refused")
+def _(live: LiveServer) -> None:
+    clean, faulty = both(live, "greedy-n-refused", body(n=2, temperature=0))
+    assert clean.status == 200
+    assert faulty.status == 400 and faulty.error["param"] == "n"
+    assert "greedy" in faulty.error["message"]
+    assert send(live, "greedy-n-refused", body(n=2, temperature=1.0)).status == 200
+    assert send(live, "greedy-n-refused", body(temperature=0)).status == 200
+
+
 @scenario("unknown-fields-ignored")
 def _(live: LiveServer) -> None:
     clean, faulty = both(live, "unknown-fields-ignored", body(frobnicate=True))
