@@ -8,10 +8,10 @@ dropped and the request answered). ``mockserver --profile FILE`` serves a vendor
 beside the built-in routes, so a client or SDK author can test against a mock that answers
 as their vendor does; the harness run with the same file judges it clean.
 
-The built-in routes are shipped profiles served strictly (unknown fields rejected, whatever
-the profile allows): ``/v1`` serves ``openai-compatible`` (OpenAI's fields and the sampling
-extensions the engine honours, invalid input 400) and ``/dedicated/v1`` serves ``friendli``
-(422).
+The built-in routes are shipped profiles served strictly (unknown fields rejected and
+``model`` required, whatever the profile allows): ``/v1`` serves ``openai-compatible``
+(OpenAI's fields and the sampling extensions the engine honours, invalid input 400) and
+``/dedicated/v1`` serves ``friendli`` (422).
 
 What a profile cannot change: the engine, the response shapes of its wire, and the
 cross-field rules of ``spec/completions.yaml`` (they are the wire's).
@@ -41,6 +41,9 @@ class ServedContract:
     unknown_fields: UnknownFields = "reject"
     fingerprint: bool = False
     """Whether answers carry ``system_fingerprint`` (the profile's response schema has it)."""
+    defaulted_fields: tuple[str, ...] = ()
+    """Required fields a body may leave out (the profile's ``defaultable_fields``): ``model``
+    then means the served model, as a single-model server such as ``vllm serve`` takes it."""
 
     @property
     def wire(self) -> WireProfile:
@@ -79,6 +82,7 @@ def contract_from_profile(profile: spec.Profile) -> ServedContract:
         unknown_model_status=unknown_model,
         unknown_fields=profile.unknown_fields,
         fingerprint="system_fingerprint" in _response_fields(profile),
+        defaulted_fields=profile.defaultable_fields,
     )
 
 
@@ -90,7 +94,7 @@ def _response_fields(profile: spec.Profile) -> frozenset[str]:
 def _builtin(name: str, profile: str) -> ServedContract:
     """The built-in route ``name``: the shipped ``profile``, unknown fields rejected."""
     return replace(contract_from_profile(spec.get_profile(profile)), name=name,
-                   unknown_fields="reject")
+                   unknown_fields="reject", defaulted_fields=())
 
 
 OPENAI = _builtin("openai", "openai-compatible")

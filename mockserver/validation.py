@@ -77,7 +77,7 @@ class RequestValidator:
                 param=None,
                 code="invalid_type",
             )
-        body = self._served_fields(body)
+        body = self._defaulted(self._served_fields(body))
         self._check_schema(body)
         violations = spec.cross_field_violations(body, self.contract.profile.name)
         if violations:
@@ -100,6 +100,13 @@ class RequestValidator:
     def engine_error(self, error: InvalidRequestError) -> ApiError:
         """The answer to an engine (or wire-conversion) error: this route's status, its code."""
         return self.error(error.message, param=error.param, code=error.code)
+
+    def _defaulted(self, body: dict[str, JSON]) -> dict[str, JSON]:
+        """``body`` with the contract's defaultable fields filled in where left out: ``model``
+        is the served model (no other field has a served default)."""
+        if "model" in self.contract.defaulted_fields and "model" not in body:
+            return {**body, "model": self.model_id}
+        return body
 
     def _served_fields(self, body: dict[str, JSON]) -> dict[str, JSON]:
         """``body`` under the contract's ``unknown_fields`` policy: a field outside the

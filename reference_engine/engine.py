@@ -14,6 +14,12 @@ Seeds: an int ``seed`` gives candidate k of every prompt the seed ``seed + k``; 
 gives candidate k the k-th seed; no seed draws one per candidate from the OS. best_of ranks a
 prompt's candidates by mean sampled-token logprob (ties: lower candidate first) and returns the
 best ``n``; usage counts the returned choices' tokens.
+
+vLLM's extensions: ``ignore_eos`` takes end-of-text out of ``eos_ids`` and bans it (one
+always-banned token, the ``bad_word_tokens`` mechanism), so a choice runs to ``max_tokens`` or
+a stop; ``stop_token_ids`` join ``eos_ids`` (``min_tokens`` holds them off too); the rest is
+per choice (``generation.choice``) or per prompt (``prompt_logprobs``, computed once for a
+prompt's choices and never streamed).
 """
 
 from __future__ import annotations
@@ -37,6 +43,7 @@ from .results import (
     TextEvent,
     Usage,
     UsageEvent,
+    VllmChoice,
 )
 from .sampling import SamplingContext, SamplingParams
 
@@ -168,8 +175,13 @@ class Engine:
             self._check_ids(sequence, "stop_tokens")
         self._check_ids(request.eos_token_ids, "eos_token")
         self._check_ids(request.forced_output_tokens, "forced_output_tokens")
+        self._check_ids(request.stop_token_ids, "stop_token_ids")
         tokenizer = self.tokenizer
-        eos_ids = frozenset({tokenizer.eot_id, *request.eos_token_ids})
+        eot = () if request.ignore_eos else (tokenizer.eot_id,)
+        eos_ids = frozenset({*eot, *request.eos_token_ids, *request.stop_token_ids})
+        if request.ignore_eos:
+            params = replace(params, bad_word_tokens=(*params.bad_word_tokens,
+                                                      (tokenizer.eot_id,)))
         if params.constrained and request.forced_output_tokens:
             self._check_forced(request, eos_ids)
         bad_words = tuple(tuple(tokenizer.encode(word)) for word in request.bad_words if word)
@@ -199,6 +211,9 @@ class Engine:
                 logprobs=request.logprobs,
                 echo=request.echo,
                 forced=request.forced_output_tokens,
+                stop_token_ids=frozenset(request.stop_token_ids),
+                include_stop=request.include_stop_str_in_output,
+                tokens_as_ids=request.tokens_as_ids,
             )
             for k in range(request.candidates)
         ]
@@ -264,14 +279,20 @@ class Engine:
         for p, raw in enumerate(request.prompts):
             specs = self._prompt_specs(request, plan, p, raw)
             candidates = []
+            ranked = None
+            if request.prompt_logprobs is not None and request.vllm_fields:
+                ranked = self._run(specs[0]).prompt_logprobs(request.prompt_logprobs)
             for spec in specs:
                 run = self._run(spec)
-                choice = _fold(run.events(), with_logprobs=with_logprobs)
+                choice = _fold(run.events(), with_logprobs=with_logprobs,
+                               vllm=request.vllm_fields)
+                if ranked is not None and isinstance(choice, VllmChoice):
+                    choice = replace(choice, prompt_logprobs=ranked)
                 candidates.append((choice, run.mean_logprob))
             if request.best_of is not None and request.best_of > request.n:
                 # Best first; sorted() is stable, so ties keep the lower candidate first.
-                ranked = sorted(range(len(candidates)), key=lambda k: -candidates[k][1])
-                chosen = ranked[: request.n]
+                best = sorted(range(len(candidates)), key=lambda k: -candidates[k][1])
+                chosen = best[: request.n]
             else:
                 chosen = list(range(request.n))
             choices = tuple(replace(candidates[c][0], index=p * request.n + k)
@@ -295,15 +316,18 @@ class _Plan:
     seeds: tuple[int, ...]
 
 
-def _fold(events: Iterator[TextEvent | FinishEvent], *, with_logprobs: bool) -> Choice:
-    """One choice's events joined into the non-streamed choice."""
+def _fold(events: Iterator[TextEvent | FinishEvent], *, with_logprobs: bool,
+          vllm: bool = False) -> Choice:
+    """One choice's events joined into the non-streamed choice (a :class:`VllmChoice`, which
+    says what stopped it, when the request asked for vLLM's response fields)."""
     texts: list[str] = []
     entries: list[LogprobEntry] = []
     for event in events:
         texts.append(event.text)
         entries.extend(event.logprobs)
         if isinstance(event, FinishEvent):
-            return Choice(
+            kind: type[Choice] = VllmChoice if vllm else Choice
+            choice = kind(
                 index=event.index,
                 text="".join(texts),
                 finish_reason=event.finish_reason,
@@ -312,4 +336,7 @@ def _fold(events: Iterator[TextEvent | FinishEvent], *, with_logprobs: bool) -> 
                 seed=event.seed,
                 completion_tokens=event.completion_tokens,
             )
+            if isinstance(choice, VllmChoice):
+                choice = replace(choice, stop_reason=event.stop_reason)
+            return choice
     raise RuntimeError("a choice ended without a FinishEvent")

@@ -40,6 +40,22 @@ class GenerationRequest:
     bad_words: tuple[str, ...] = ()
     seed: int | tuple[int, ...] | None = None
     forced_output_tokens: tuple[int, ...] = ()
+    ignore_eos: bool = False
+    """vLLM's ``ignore_eos``: end-of-text neither ends the choice nor is sampled, so it runs to
+    ``max_tokens`` or a stop."""
+    stop_token_ids: tuple[int, ...] = ()
+    """vLLM's ``stop_token_ids``: single tokens that end the choice (held off by
+    ``min_tokens`` like end-of-text); the choice's ``stop_reason`` names the id."""
+    include_stop_str_in_output: bool = False
+    """vLLM's flag: the matched stop string (or stop token's text) stays at the end of the text."""
+    prompt_logprobs: int | None = None
+    """vLLM's ``prompt_logprobs``: per prompt position the prompt token and this many of the
+    most likely tokens, with logprob and rank (non-streamed answers)."""
+    tokens_as_ids: bool = False
+    """vLLM's ``return_tokens_as_token_ids``: logprobs name tokens ``token_id:N``."""
+    vllm_fields: bool = False
+    """The answer carries vLLM's response extensions (``stop_reason``, ``prompt_logprobs``):
+    the wire layer sets it for bodies only vLLM's contract accepts."""
     prompt_field: str = "prompt"
     """The wire field the prompts came from (``prompt``, or FriendliAI's ``tokens``): errors
     about a prompt name it."""
@@ -60,6 +76,11 @@ class GenerationRequest:
         if self.max_tokens is not None and self.max_tokens < 0:
             raise InvalidRequestError(
                 f"max_tokens must be >= 0, got {self.max_tokens}", param="max_tokens"
+            )
+        if self.prompt_logprobs is not None and self.prompt_logprobs < 0:
+            raise InvalidRequestError(
+                f"prompt_logprobs must be >= 0, got {self.prompt_logprobs}",
+                param="prompt_logprobs",
             )
         if isinstance(self.seed, tuple) and len(self.seed) != self.n:
             raise InvalidRequestError(

@@ -13,6 +13,9 @@ from dataclasses import dataclass
 from typing import Literal
 
 FinishReason = Literal["stop", "length"]
+StopReason = int | str | None
+"""What stopped a choice (vLLM's ``stop_reason``): the stop token id, the stop string, or
+None (end-of-text, a length limit, or a FriendliAI stop sequence)."""
 
 
 @dataclass(frozen=True)
@@ -28,6 +31,21 @@ class LogprobEntry:
     logprob: float | None
     top: dict[str, float] | None
     offset: int
+
+
+@dataclass(frozen=True)
+class RankedLogprob:
+    """One token at one prompt position (vLLM's ``prompt_logprobs`` entry): its logprob, its
+    rank among the vocabulary (1: the most likely) and its text decoded alone."""
+
+    token_id: int
+    logprob: float
+    rank: int
+    decoded: str
+
+
+PromptLogprobs = tuple[tuple[RankedLogprob, ...] | None, ...]
+"""Per prompt token: None for the first, then the prompt token and the top alternatives."""
 
 
 @dataclass(frozen=True)
@@ -51,6 +69,15 @@ class Choice:
     token_ids: tuple[int, ...]
     seed: int
     completion_tokens: int
+
+
+@dataclass(frozen=True)
+class VllmChoice(Choice):
+    """A choice of a request that asked for vLLM's response fields
+    (``GenerationRequest.vllm_fields``): what stopped it, and its prompt's logprobs if asked."""
+
+    stop_reason: StopReason = None
+    prompt_logprobs: PromptLogprobs | None = None
 
 
 @dataclass(frozen=True)
@@ -94,6 +121,7 @@ class FinishEvent:
     seed: int
     token_ids: tuple[int, ...]
     completion_tokens: int
+    stop_reason: StopReason = None
 
 
 @dataclass(frozen=True)

@@ -3,7 +3,9 @@
 Spec: ``spec/completions.yaml`` lets a server add fields a client does not know; vLLM's
 ``CompletionResponseChoice`` and ``CompletionResponseStreamChoice`` carry ``stop_reason`` (the
 stop string or token that ended the choice, else null), ``prompt_logprobs``,
-``prompt_token_ids`` and ``token_ids`` (null unless asked for).
+``prompt_token_ids`` and ``token_ids`` (null unless asked for). A field the answer already
+has keeps its value (``mockserver --profile vllm`` gives a real ``stop_reason`` and
+``prompt_logprobs``): vLLM never nulls them.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ EXTRA_CHOICE_FIELDS: dict[str, JSON] = {
 def _with_extras(choices: JSON) -> JSON:
     if not isinstance(choices, list):
         return choices
-    return [{**choice, **EXTRA_CHOICE_FIELDS} if isinstance(choice, dict) else choice
+    return [{**EXTRA_CHOICE_FIELDS, **choice} if isinstance(choice, dict) else choice
             for choice in choices]
 
 

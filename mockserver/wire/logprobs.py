@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from reference_engine.results import LogprobEntry
+from reference_engine.results import LogprobEntry, PromptLogprobs
 from spec import JSON
 
 
@@ -21,6 +21,19 @@ def logprobs_object(entries: Sequence[LogprobEntry]) -> dict[str, JSON]:
         "top_logprobs": [None if entry.top is None else dict(entry.top) for entry in entries],
         "text_offset": [entry.offset for entry in entries],
     }
+
+
+def prompt_logprobs_list(positions: PromptLogprobs) -> list[JSON]:
+    """vLLM's ``prompt_logprobs`` (``VllmPromptLogprobs``): per prompt token null (the first)
+    or ``{"<id>": {"logprob", "rank", "decoded_token"}}``, the prompt token first."""
+    return [
+        None if ranked is None else {
+            str(entry.token_id): {"logprob": entry.logprob, "rank": entry.rank,
+                                  "decoded_token": entry.decoded}
+            for entry in ranked
+        }
+        for ranked in positions
+    ]
 
 
 def usage_object(prompt_tokens: int, completion_tokens: int) -> dict[str, JSON]:

@@ -5,9 +5,12 @@ Spec: ``CompletionRequest`` (``POST /v1/completions``) and ``FriendliCompletionR
 against those schemas and the cross-field rules first (``mockserver.validation``); this module
 only converts wire forms into domain values: a bare ``stop`` string becomes a tuple, ``null``
 becomes the default, OpenAI's ``max_tokens`` defaults to 16 while FriendliAI's runs to the end
-of the context, ``stop_tokens: [{"tokens": [...]}]`` becomes id tuples. It still checks every
-type it relies on, so a caller that skipped validation gets an :class:`InvalidRequestError`
-naming the field, never a ``TypeError``.
+of the context, ``stop_tokens: [{"tokens": [...]}]`` becomes id tuples. vLLM's extensions
+(``ignore_eos``, ``stop_token_ids``, ``include_stop_str_in_output``, ``prompt_logprobs``,
+``return_tokens_as_token_ids``) become the engine's fields of the same meaning; a body that
+uses any field only vLLM's contract accepts asks for vLLM's response fields too. It still
+checks every type it relies on, so a caller that skipped validation gets an
+:class:`InvalidRequestError` naming the field, never a ``TypeError``.
 
 Fields that change the wire and not the generation (``stream``, ``stream_options``, ``suffix``,
 ``user``) are read by the renderers and handlers, not here.
@@ -94,6 +97,7 @@ def build_request(body: Mapping[str, JSON], *, profile: str) -> GenerationReques
 def _openai_request(body: Mapping[str, JSON]) -> GenerationRequest:
     _reject_unhonoured_extensions(body)
     max_tokens = _optional_int(body, "max_tokens")
+    prompt_logprobs = _prompt_logprobs(body)
     return GenerationRequest(
         prompts=_openai_prompts(body.get("prompt")),
         sampling=_sampling(body, OPENAI_SAMPLING_FIELDS),
@@ -104,6 +108,13 @@ def _openai_request(body: Mapping[str, JSON]) -> GenerationRequest:
         max_tokens=OPENAI_DEFAULT_MAX_TOKENS if max_tokens is None else max_tokens,
         stop=_stops(body.get("stop")),
         seed=_seed(body.get("seed")),
+        ignore_eos=_flag(body, "ignore_eos"),
+        stop_token_ids=_token_ids(body.get("stop_token_ids"), "stop_token_ids",
+                                  allow_empty=True),
+        include_stop_str_in_output=_flag(body, "include_stop_str_in_output"),
+        prompt_logprobs=prompt_logprobs,
+        tokens_as_ids=_flag(body, "return_tokens_as_token_ids"),
+        vllm_fields=any(name in body for name in VLLM_ONLY_FIELDS),
         prompt_field="prompt",
     )
 
@@ -126,11 +137,6 @@ def _openai_prompts(value: JSON) -> tuple[PromptInput, ...]:
 
 
 VLLM_DEFAULTS: Mapping[str, tuple[JSON, ...]] = {
-    "ignore_eos": (None, False),
-    "stop_token_ids": (None, []),
-    "include_stop_str_in_output": (None, False),
-    "prompt_logprobs": (None,),
-    "return_tokens_as_token_ids": (None, False),
     "allowed_token_ids": (None,),
     "truncate_prompt_tokens": (None,),
 }
@@ -139,6 +145,32 @@ a body with another value is refused naming the field, never answered as if it w
 ``skip_special_tokens``, ``spaces_between_special_tokens`` and ``add_special_tokens`` are
 accepted with any value: the reference tokenizer puts no special token in text and adds none
 to prompts, so they change nothing."""
+VLLM_ONLY_FIELDS = (
+    "ignore_eos", "stop_token_ids", "include_stop_str_in_output", "skip_special_tokens",
+    "spaces_between_special_tokens", "prompt_logprobs", "return_tokens_as_token_ids",
+    "allowed_token_ids", "truncate_prompt_tokens", "add_special_tokens",
+)
+"""The fields only vLLM's contract (``VllmCompletionRequest``) accepts: a body holding one
+passed that contract, so its answer carries vLLM's response fields (``stop_reason``,
+``prompt_logprobs``), as vLLM's every answer does."""
+VLLM_MAX_LOGPROBS = 20
+"""``vllm serve``'s default ``--max-logprobs``: more prompt logprobs are refused."""
+
+
+def _prompt_logprobs(body: Mapping[str, JSON]) -> int | None:
+    """vLLM's ``prompt_logprobs``: refused on a stream when it asks for alternatives, and past
+    ``--max-logprobs`` (``-1``, the whole vocabulary, is past it), as vLLM refuses them."""
+    value = _optional_int(body, "prompt_logprobs")
+    if value is None:
+        return None
+    if body.get("stream") is True and value != 0:
+        raise InvalidRequestError("`prompt_logprobs` are not available when `stream=True`.",
+                                  param="prompt_logprobs")
+    if value == -1 or value > VLLM_MAX_LOGPROBS:
+        raise InvalidRequestError(
+            f"Requested prompt logprobs of {value}, which is greater than max allowed: "
+            f"{VLLM_MAX_LOGPROBS}", param="prompt_logprobs")
+    return value
 
 
 def _reject_unhonoured_extensions(body: Mapping[str, JSON]) -> None:

@@ -4,19 +4,21 @@ Spec: ``CompletionResponse`` (OpenAI: ``id, object, created, model, system_finge
 choices[{index, text, logprobs, finish_reason}], usage``) and ``FriendliCompletionResponse``
 (``id, object, model, choices[{index, seed, text, tokens, logprobs?, finish_reason}], usage``;
 "it has no ``created``") in ``spec/completions.yaml``. Keys come in the order of the
-specification's examples.
+specification's examples. A choice of a request that used vLLM's extensions carries vLLM's
+response fields after ``finish_reason``: ``stop_reason`` and ``prompt_logprobs``
+(``VllmCompletionChoice``).
 """
 
 from __future__ import annotations
 
 import re
 
-from reference_engine.results import Choice, Completion
+from reference_engine.results import Choice, Completion, VllmChoice
 from spec import JSON
 
 from ..sse import encode_json
 from .identity import Identity
-from .logprobs import logprobs_object, usage_object
+from .logprobs import logprobs_object, prompt_logprobs_list, usage_object
 from .profiles import FRIENDLI_WIRE, wire_profile
 
 OBJECT = "text_completion"
@@ -53,12 +55,17 @@ def completion_body(
 
 
 def _openai_choice(choice: Choice, suffix: str | None) -> dict[str, JSON]:
-    return {
+    body: dict[str, JSON] = {
         "index": choice.index,
         "text": choice.text + (suffix or ""),
         "logprobs": None if choice.logprobs is None else logprobs_object(choice.logprobs),
         "finish_reason": choice.finish_reason,
     }
+    if isinstance(choice, VllmChoice):
+        body["stop_reason"] = choice.stop_reason
+        body["prompt_logprobs"] = (None if choice.prompt_logprobs is None
+                                   else prompt_logprobs_list(choice.prompt_logprobs))
+    return body
 
 
 def _friendli_choice(choice: Choice) -> dict[str, JSON]:

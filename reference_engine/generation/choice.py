@@ -11,6 +11,13 @@ sequence or stop string, which produce no text. A logprob entry exists for every
 reached the decoder and whose first character is part of the returned text: a token that
 straddles the start of a stop string keeps its entry (so the text is a prefix of the joined
 tokens), tokens wholly inside the stop string have none, and neither has an end-of-text token.
+
+vLLM's extensions live here too: ``stop_token_ids`` end the choice like end-of-text (the
+engine puts them among ``eos_ids``, so ``min_tokens`` holds them off as well) and become its
+``stop_reason``, as does a matched stop string; with ``include_stop_str_in_output`` the stop
+string, or the stop token's text, stays in the output (and its tokens keep their logprob
+entries); ``tokens_as_ids`` names tokens ``token_id:N`` in logprobs; and
+:meth:`ChoiceRun.prompt_logprobs` ranks every prompt token (``prompt_logprobs``).
 """
 
 from __future__ import annotations
@@ -23,7 +30,15 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..model.sparse import SparseLogprobs
-from ..results import FinishEvent, FinishReason, LogprobEntry, TextEvent
+from ..results import (
+    FinishEvent,
+    FinishReason,
+    LogprobEntry,
+    PromptLogprobs,
+    RankedLogprob,
+    StopReason,
+    TextEvent,
+)
 from ..sampling import (
     NoAllowedTokenError,
     SamplingContext,
@@ -46,6 +61,12 @@ from .utf8_filter import AllOf, Utf8Filter
 def _display_table(tokenizer: Tokenizer) -> tuple[str, ...]:
     """Every token's display string, by id (built once per tokenizer)."""
     return tuple(tokenizer.token_display(i) for i in range(tokenizer.vocab_size))
+
+
+@functools.lru_cache(maxsize=4)
+def _id_table(vocab_size: int) -> tuple[str, ...]:
+    """Every token named by its id, vLLM's ``return_tokens_as_token_ids`` form."""
+    return tuple(f"token_id:{i}" for i in range(vocab_size))
 
 
 def _processed(view: SparseLogprobs, ctx: SamplingContext) -> np.ndarray:
@@ -81,6 +102,10 @@ class ChoiceSpec:
     logprobs: int | None
     echo: bool
     forced: tuple[int, ...]
+    stop_token_ids: frozenset[int] = frozenset()
+    """vLLM's stop tokens (also in ``eos_ids``): they set the choice's ``stop_reason``."""
+    include_stop: bool = False
+    tokens_as_ids: bool = False
 
 
 class ChoiceRun:
@@ -95,6 +120,8 @@ class ChoiceRun:
         self._token_bytes = token_bytes
         self.logprob_sum = 0.0
         self.sampled = 0
+        self._display = (_id_table(tokenizer.vocab_size) if spec.tokens_as_ids
+                         else _display_table(tokenizer))
 
     @property
     def mean_logprob(self) -> float:
@@ -108,7 +135,7 @@ class ChoiceRun:
     def _top_of(self, best: list[tuple[int, float]], token: int, value: float
                 ) -> dict[str, float]:
         """The top-logprobs entry: the ``best`` pairs, then the sampled token if absent."""
-        display = _display_table(self._tokenizer)
+        display = self._display
         top = {display[t]: finite_logprob(v) for t, v in best}
         top.setdefault(display[token], finite_logprob(value))
         return top
@@ -121,7 +148,7 @@ class ChoiceRun:
         chars = 0
         context = [self._tokenizer.eot_id]
         for position, token in enumerate(ids):
-            display = self._tokenizer.token_display(token)
+            display = self._display[token]
             if position == 0:
                 entries.append(LogprobEntry(display, None, None, 0))
             else:
@@ -131,6 +158,32 @@ class ChoiceRun:
             chars += len(decoder.push(token))
             context.append(token)
         return tuple(entries)
+
+    def prompt_logprobs(self, top: int) -> PromptLogprobs:
+        """vLLM's ``prompt_logprobs``: None for the first prompt token, then the model's
+        logprob of each prompt token given the ones before, with its rank, followed by the
+        ``top`` most likely tokens there (the prompt token once, wherever it ranks)."""
+        ids = self.spec.prompt.ids
+        tokenizer = self._tokenizer
+        positions: list[tuple[RankedLogprob, ...] | None] = []
+        context = [tokenizer.eot_id]
+        for position, token in enumerate(ids):
+            if position == 0:
+                positions.append(None)
+            else:
+                logprobs = self._model.logprobs(context)  # type: ignore[attr-defined]
+                ranked = [self._ranked(logprobs, token)]
+                ranked.extend(self._ranked(logprobs, t) for t, _ in top_logprobs(logprobs, top)
+                              if t != token)
+                positions.append(tuple(ranked))
+            context.append(token)
+        return tuple(positions)
+
+    def _ranked(self, logprobs: np.ndarray, token: int) -> RankedLogprob:
+        value = float(logprobs[token])
+        rank = int(np.count_nonzero(logprobs > value)) + 1
+        return RankedLogprob(token, finite_logprob(value), rank,
+                             self._tokenizer.decode([token]))
 
     def events(self) -> Generator[TextEvent | FinishEvent, None, None]:
         spec = self.spec
@@ -150,14 +203,16 @@ class ChoiceRun:
         rng = SeededRng(spec.seed)
         decoder = IncrementalDecoder(tokenizer)
         token_stops = TokenStopMatcher(spec.stop_sequences)
-        text_stops = TextStopMatcher(spec.stop)
+        text_stops = TextStopMatcher(spec.stop, include=spec.include_stop)
+        kept_stops = spec.stop_token_ids if spec.include_stop else frozenset()
+        stop_reason: StopReason = None
         text_stops.active = spec.params.min_tokens == 0
         held_info: deque[tuple[float, dict[str, float] | None]] = deque()
         unreleased: deque[tuple[int, LogprobEntry]] = deque()
         chars = 0
         waiting = 0
         sampled: list[int] = []
-        display = _display_table(tokenizer) if want_logprobs else ()
+        display = self._display if want_logprobs else ()
 
         push_bytes = decoder.push_bytes
         token_bytes = self._token_bytes
@@ -219,8 +274,9 @@ class ChoiceRun:
                 self.sampled += 1
                 sampled.append(token)
                 history.append(token)
-                if token in spec.eos_ids:
+                if token in spec.eos_ids and token not in kept_stops:
                     reason = "stop"
+                    stop_reason = token if token in spec.stop_token_ids else None
                     break
                 waiting = utf8_filters[waiting].after[token]
                 # Top logprobs from the view (the same bits as the dense array's), or, with
@@ -264,8 +320,9 @@ class ChoiceRun:
                 history.append(token)
                 if not static_ctx:
                     ctx = ctx.advance(token)
-                if token in spec.eos_ids:
+                if token in spec.eos_ids and token not in kept_stops:
                     reason = "stop"
+                    stop_reason = token if token in spec.stop_token_ids else None
                     break
                 waiting = utf8_filters[waiting].after[token]
                 held_info.append((logprob, self._top(processed, token) if want_logprobs
@@ -282,6 +339,11 @@ class ChoiceRun:
             if matched or scan.stopped:
                 reason = "stop"
                 cut_by_stop_string = scan.stopped
+                stop_reason = text_stops.matched if scan.stopped else None
+                break
+            if token in kept_stops:  # a stop token whose text stays (include_stop)
+                reason = "stop"
+                stop_reason = token
                 break
 
         tail = ""
@@ -292,6 +354,7 @@ class ChoiceRun:
             tail += scan.release
             if scan.stopped:
                 reason = "stop"
+                stop_reason = text_stops.matched
         tail += text_stops.finish()
         yield FinishEvent(spec.index, reason, tail, release(len(text_stops.text)), spec.seed,
-                          tuple(sampled), len(sampled))
+                          tuple(sampled), len(sampled), stop_reason)

@@ -5,6 +5,11 @@ will not contain the stop sequence." A stop string may span several tokens, so t
 be the start of a stop string is held back until the next characters decide (the bug class
 "partial stop-sequence prefix leaked in streams"). Held text is released when generation ends
 for another reason, so nothing is lost either.
+
+vLLM's ``include_stop_str_in_output`` keeps the matched stop string at the end of the text
+(held back like any stop-string prefix until it matches, then released with it); either way
+:attr:`TextStopMatcher.matched` names the stop string that ended the text (vLLM's
+``stop_reason``).
 """
 
 from __future__ import annotations
@@ -24,8 +29,10 @@ class StopScan:
 class TextStopMatcher:
     """Tracks the completion text and the part of it already released."""
 
-    def __init__(self, stops: Sequence[str]) -> None:
+    def __init__(self, stops: Sequence[str], *, include: bool = False) -> None:
         self._stops = tuple(s for s in stops if s)
+        self._include = include
+        self.matched: str | None = None
         self._longest = max((len(s) for s in self._stops), default=0)
         self._text = ""
         self._released = 0
@@ -54,6 +61,8 @@ class TextStopMatcher:
         if self.active:
             cut = self._first_match(start)
             if cut is not None:
+                if self._include and self.matched is not None:
+                    cut += len(self.matched)
                 self._text = self._text[:cut]
                 scan = self._release_to(cut)
                 return StopScan(scan.release, True)
@@ -64,8 +73,15 @@ class TextStopMatcher:
         return self._release_to(len(self._text)).release
 
     def _first_match(self, start: int) -> int | None:
-        positions = [p for p in (self._text.find(s, start) for s in self._stops) if p >= 0]
-        return min(positions) if positions else None
+        """Where the earliest stop string starts (the first listed, of two at one place);
+        :attr:`matched` becomes that stop string."""
+        found = [(p, k) for k, p in enumerate(self._text.find(s, start) for s in self._stops)
+                 if p >= 0]
+        if not found:
+            return None
+        position, k = min(found)
+        self.matched = self._stops[k]
+        return position
 
     def _held_suffix(self) -> int:
         """Length of the longest text suffix that is a proper prefix of some stop string."""

@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from collections.abc import Callable, Iterator
 
 import pytest
 from harness_support import not_passing, run_catalog
 
 import spec
-from conformance.embedded import EmbeddedMock
+from conformance.embedded import EmbeddedMock, serving_args
 
 VARIANTS = [
     line.split("\t", 1)[0]
@@ -40,7 +41,23 @@ def test_the_mock_lists_the_variants_of_issue_37() -> None:
             "extra-fields"} <= set(VARIANTS)
 
 
-def check_variant(mock: EmbeddedMock, variant: str, profile: str) -> None:
+@pytest.fixture(scope="module")
+def vllm_mock() -> Iterator[EmbeddedMock]:
+    """``mockserver --profile vllm``: the ``vllm`` profile's probes send vLLM's extensions,
+    which the session mock's built-in ``/v1`` refuses."""
+    with EmbeddedMock(serving_args("vllm")) as server:
+        yield server
+
+
+@pytest.fixture
+def served(mock: EmbeddedMock, request: pytest.FixtureRequest
+           ) -> Callable[[str], EmbeddedMock]:
+    """The mock a profile runs against: the vllm one for ``vllm``, else the session's."""
+    return lambda profile: request.getfixturevalue("vllm_mock") if profile == "vllm" else mock
+
+
+def check_variant(served: Callable[[str], EmbeddedMock], variant: str, profile: str) -> None:
+    mock = served(profile)
     result = run_catalog(mock.url_for(profile), profile,
                          headers=[("X-Mock-Variant", variant)])
     expected = NOT_ALLOWED.get((variant, profile), {})
@@ -52,14 +69,15 @@ def check_variant(mock: EmbeddedMock, variant: str, profile: str) -> None:
     ("variant", "profile"),
     [(variant, PROFILES[at % len(PROFILES)]) for at, variant in enumerate(VARIANTS)],
 )
-def test_a_variant_fails_no_rule(mock: EmbeddedMock, variant: str, profile: str) -> None:
-    check_variant(mock, variant, profile)
+def test_a_variant_fails_no_rule(served: Callable[[str], EmbeddedMock], variant: str,
+                                 profile: str) -> None:
+    check_variant(served, variant, profile)
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("profile", PROFILES)
 @pytest.mark.parametrize("variant", VARIANTS)
 def test_every_variant_fails_no_rule_on_any_profile(
-    mock: EmbeddedMock, variant: str, profile: str
+    served: Callable[[str], EmbeddedMock], variant: str, profile: str
 ) -> None:
-    check_variant(mock, variant, profile)
+    check_variant(served, variant, profile)

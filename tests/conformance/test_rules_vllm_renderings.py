@@ -26,7 +26,7 @@ import pytest
 from aiohttp import web
 from harness_support import not_passing, settings_for
 
-from conformance.embedded import EmbeddedMock
+from conformance.embedded import EmbeddedMock, serving_args
 from conformance.rules import CATALOG
 from conformance.runner import execute
 
@@ -39,9 +39,11 @@ TOP_EXTRAS = {"service_tier": None, "kv_transfer_params": None, "metrics": None}
 
 
 def with_extras(body: Any) -> Any:
+    """vLLM's extra fields, null where the answer has none (a ``stop_reason`` the vllm mock
+    gave stays: vLLM's own is never nulled)."""
     if isinstance(body, dict) and isinstance(body.get("choices"), list):
-        body = {**body, **TOP_EXTRAS}
-        body["choices"] = [{**c, **CHOICE_EXTRAS} if isinstance(c, dict) else c
+        body = {**TOP_EXTRAS, **body}
+        body["choices"] = [{**CHOICE_EXTRAS, **c} if isinstance(c, dict) else c
                            for c in body["choices"]]
     return body
 
@@ -164,6 +166,20 @@ SIGNS: dict[str, Callable[[bytes], bool]] = {
 """Bytes that show the rewrite reached the harness in at least one stream."""
 
 
+@pytest.fixture(scope="module")
+def vllm_mock() -> Any:
+    """``mockserver --profile vllm``: the mock that honours vLLM's extensions, which the
+    ``vllm`` profile's probes send."""
+    with EmbeddedMock(serving_args("vllm")) as server:
+        yield server
+
+
+@pytest.fixture
+def served(mock: EmbeddedMock, vllm_mock: EmbeddedMock) -> Callable[[str], EmbeddedMock]:
+    """The mock a profile is run against: the vllm one for ``vllm``, else the session's."""
+    return lambda profile: vllm_mock if profile == "vllm" else mock
+
+
 def judged(mock: EmbeddedMock, name: str, profile: str) -> dict[str, str]:
     async def main() -> dict[str, str]:
         runner, url = await proxy(mock.openai_url.rsplit("/v1", 1)[0], name)
@@ -182,14 +198,14 @@ def judged(mock: EmbeddedMock, name: str, profile: str) -> dict[str, str]:
 @pytest.mark.parametrize("profile", ["openai", "openai-compatible", "vllm"])
 @pytest.mark.parametrize("name", ["extra-fields", "choices-last-first", "tokens-held-back"])
 def test_valid_vllm_renderings_are_never_flagged(
-        mock: EmbeddedMock, name: str, profile: str) -> None:
-    assert judged(mock, name, profile) == {}
+        served: Callable[[str], EmbeddedMock], name: str, profile: str) -> None:
+    assert judged(served(profile), name, profile) == {}
 
 
 @pytest.mark.parametrize("profile", ["openai-compatible", "vllm"])
 def test_no_usage_key_before_the_usage_chunk_is_valid_where_the_profile_allows_it(
-        mock: EmbeddedMock, profile: str) -> None:
-    assert judged(mock, "usage-key-absent", profile) == {}
+        served: Callable[[str], EmbeddedMock], profile: str) -> None:
+    assert judged(served(profile), "usage-key-absent", profile) == {}
 
 
 def test_no_usage_key_fails_only_the_rule_of_usage_null_under_openai(mock: EmbeddedMock) -> None:

@@ -4,6 +4,7 @@ the built-in routes."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -155,8 +156,7 @@ def test_the_vllm_profile_takes_vllms_extensions_and_ignores_unknown_ones(
 
 
 @pytest.mark.parametrize(("field", "value"), [
-    ("ignore_eos", True), ("stop_token_ids", [5]), ("include_stop_str_in_output", True),
-    ("prompt_logprobs", 1), ("return_tokens_as_token_ids", True),
+    ("allowed_token_ids", [5]), ("truncate_prompt_tokens", 2),
 ])
 def test_the_vllm_profile_refuses_what_the_engine_cannot_honour(
         make_server: Callable[..., LiveServer], field: str, value: Any) -> None:
@@ -164,3 +164,89 @@ def test_the_vllm_profile_refuses_what_the_engine_cannot_honour(
     live = make_server(profiles=("vllm",))
     refused = live.post("/v1/completions", body(**{field: value}))
     assert (refused.status, refused.error["param"]) == (400, field)
+
+
+def greedy(prompt: str, **extra: Any) -> dict[str, Any]:
+    return {"model": MODEL, "prompt": prompt, "max_tokens": 16, "temperature": 0, **extra}
+
+
+def test_the_vllm_profile_honours_ignore_eos(make_server: Callable[..., LiveServer]) -> None:
+    live = make_server(profiles=("vllm",))
+    ending = "It was going to be a fine"
+    early = live.post("/v1/completions", greedy(ending)).json()
+    kept = live.post("/v1/completions", greedy(ending, ignore_eos=True)).json()
+    assert early["usage"]["completion_tokens"] < 16 <= kept["usage"]["completion_tokens"]
+    assert kept["choices"][0]["text"].startswith(early["choices"][0]["text"])
+    assert (kept["choices"][0]["finish_reason"], kept["choices"][0]["stop_reason"]) == (
+        "length", None)
+
+
+def test_the_vllm_profile_stops_on_stop_token_ids_and_names_them(
+        make_server: Callable[..., LiveServer]) -> None:
+    live = make_server(profiles=("vllm",))
+    named = live.post("/v1/completions", greedy("Example:", logprobs=0,
+                                                return_tokens_as_token_ids=True)).json()
+    plain = live.post("/v1/completions", greedy("Example:", logprobs=0)).json()
+    ids = [int(t.split(":")[1]) for t in named["choices"][0]["logprobs"]["tokens"]]
+    texts = plain["choices"][0]["logprobs"]["tokens"]
+    position = next(i for i in range(2, len(ids)) if ids[i] not in ids[:i])
+    for include, expected in ((False, "".join(texts[:position])),
+                              (True, "".join(texts[:position + 1]))):
+        answer = live.post("/v1/completions", greedy(
+            "Example:", stop_token_ids=[ids[position]],
+            include_stop_str_in_output=include)).json()["choices"][0]
+        assert (answer["text"], answer["finish_reason"], answer["stop_reason"]) == (
+            expected, "stop", ids[position])
+
+
+def test_the_vllm_profile_keeps_the_stop_string_when_asked_streamed_or_not(
+        make_server: Callable[..., LiveServer]) -> None:
+    live = make_server(profiles=("vllm",))
+    text = live.post("/v1/completions", greedy("Example:")).json()["choices"][0]["text"]
+    stop = text[8:11]
+    cut = text.index(stop)
+    for include, expected in ((False, text[:cut]), (True, text[:cut + len(stop)])):
+        fields = greedy("Example:", stop=[stop], include_stop_str_in_output=include)
+        answer = live.post("/v1/completions", fields).json()["choices"][0]
+        assert (answer["text"], answer["stop_reason"]) == (expected, stop)
+        streamed = live.post("/v1/completions", {**fields, "stream": True})
+        assert "".join(c["choices"][0]["text"] for c in streamed.chunks()
+                       if isinstance(c, dict) and c["choices"]) \
+            == expected
+
+
+def test_the_vllm_profile_returns_prompt_logprobs_as_vllm_does(
+        make_server: Callable[..., LiveServer]) -> None:
+    live = make_server(profiles=("vllm",))
+    answer = live.post("/v1/completions", greedy("It was going to be", max_tokens=1,
+                                                 prompt_logprobs=2)).json()
+    entries = answer["choices"][0]["prompt_logprobs"]
+    assert len(entries) == answer["usage"]["prompt_tokens"] and entries[0] is None
+    for entry in entries[1:]:
+        assert 1 <= len(entry) <= 3
+        assert {1, 2} <= {value["rank"] for value in entry.values()}
+        assert all(key.isdigit() and value["logprob"] <= 0 for key, value in entry.items())
+    refused = live.post("/v1/completions", greedy("Hi", prompt_logprobs=1, stream=True))
+    assert (refused.status, refused.error["param"]) == (400, "prompt_logprobs")
+
+
+def test_the_vllm_profile_names_logprob_tokens_by_id(
+        make_server: Callable[..., LiveServer]) -> None:
+    live = make_server(profiles=("vllm",))
+    logprobs = live.post("/v1/completions", greedy("Hi", logprobs=2,
+                                                   return_tokens_as_token_ids=True)
+                         ).json()["choices"][0]["logprobs"]
+    names = [*logprobs["tokens"], *(k for top in logprobs["top_logprobs"] for k in top)]
+    assert names and all(re.fullmatch(r"token_id:[0-9]+", name) for name in names)
+
+
+def test_the_vllm_profile_answers_a_body_without_model_with_its_model(
+        make_server: Callable[..., LiveServer]) -> None:
+    """``defaultable_fields: [model]`` (the profile's data); the built-in route still
+    requires the model."""
+    live = make_server(profiles=("vllm",))
+    answer = live.post("/v1/completions", {"prompt": "Hello", "max_tokens": 2})
+    assert (answer.status, answer.json()["model"]) == (200, MODEL)
+    strict = make_server()
+    missing = strict.post("/v1/completions", {"prompt": "Hello", "max_tokens": 2})
+    assert (missing.status, missing.error["param"]) == (400, "model")
