@@ -17,7 +17,7 @@ import sys
 from collections.abc import Sequence
 from typing import TextIO
 
-from conformance.compare.baseline import Baseline
+from conformance.compare.baseline import baseline_option
 from conformance.embedded import EmbeddedMock, EmbeddedMockError, serving_args
 from conformance.given_options import given_options
 from conformance.model import RunResult
@@ -195,7 +195,7 @@ def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     )
     if not rules:
         raise UsageError("no rule matches --select / --deselect for this profile")
-    baseline = _load_baseline(args.baseline)
+    baseline = baseline_option(args.baseline)
     progress = ConsoleProgress(err, enabled=not args.quiet)
     target = target_from_args(args)
     check_target(target, embedded=not args.base_url)  # flags first, then a mock for them
@@ -235,19 +235,6 @@ def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     for line in outcome_lines(baseline, outcome):
         out.write(line + "\n")
     return exit_code_with(result, outcome)
-
-
-def _load_baseline(path: str | None) -> Baseline | None:
-    """The ``--baseline`` file, read before anything is sent (a bad one is exit 2 at once)."""
-    if path is None:
-        return None
-    from conformance.compare import ReportError
-    from conformance.compare.baseline import load_baseline
-
-    try:
-        return load_baseline(path)
-    except ReportError as exc:
-        raise UsageError(str(exc)) from None
 
 
 @quiet_on_broken_pipe

@@ -109,6 +109,19 @@ def load_baseline(path: str | Path) -> Baseline:
     return _from_entries(name, {str(key): str(why or "") for key, why in accepted.items()})
 
 
+def baseline_option(path: str | None) -> Baseline | None:
+    """The ``--baseline`` flag's file, read before anything is sent: a bad one is a
+    :class:`~conformance.configure.UsageError` (exit 2 at once)."""
+    if path is None:
+        return None
+    from conformance.configure import UsageError
+
+    try:
+        return load_baseline(path)
+    except ReportError as exc:
+        raise UsageError(str(exc)) from None
+
+
 @dataclass(frozen=True)
 class BaselineOutcome:
     """A run judged against a baseline."""
