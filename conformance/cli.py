@@ -27,6 +27,7 @@ from conformance.transport import Exchange
 from conformance.transport.heap import return_large_blocks
 
 from .broken_pipe import quiet_on_broken_pipe
+from .compare.matrix_cli import add_matrix_parser, run_matrix
 from .configure import (
     HarnessError,
     UsageError,
@@ -114,6 +115,7 @@ def _parser() -> argparse.ArgumentParser:
         "reasons.")
     accept.add_argument("report", metavar="REPORT.json", help="a report of `run` or `fuzz`")
     accept.add_argument("-o", "--output", metavar="FILE", help="write here (default: stdout)")
+    add_matrix_parser(commands)
     listing = commands.add_parser("list", help="list the rules, one per line, ID first")
     listing.add_argument("--profile", metavar="P", help="only the rules of this profile")
     return parser
@@ -253,6 +255,8 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None,
             return _diff(args, out)
         if args.command == "baseline":
             return _baseline(args, out)
+        if args.command == "matrix":
+            return run_matrix(args, out)
         if args.command == "fuzz":
             from conformance.fuzz.cli import run as run_fuzz
 
