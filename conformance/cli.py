@@ -256,7 +256,7 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None,
         if args.command == "baseline":
             return _baseline(args, out)
         if args.command == "matrix":
-            return run_matrix(args, out)
+            return run_matrix(args, out, err)
         if args.command == "fuzz":
             from conformance.fuzz.cli import run as run_fuzz
 

@@ -49,11 +49,38 @@ def _reports(args: argparse.Namespace) -> list[SavedReport]:
     return [load_report(path) for path in args.reports]
 
 
-def run_matrix(args: argparse.Namespace, out: TextIO) -> int:
+def _catalog_drift(report: SavedReport) -> str | None:
+    """A line when ``report`` was judged by another catalog than today's: it holds a rule
+    today's lacks, or (a full run of ``run``, not a selection, not fuzz) lacks one of today's
+    for its profile. Its verdicts may have moved since."""
+    from conformance.rules import CATALOG
+
+    try:
+        today = {rule.id for rule in CATALOG.select(profile=report.profile)}
+    except (KeyError, ValueError):
+        return None
+    held = set(report.rules)
+    gone = sorted(held - today - {r for r in held if r.startswith("FUZZ-")})
+    selected = report.fuzz or any(o.startswith(("--select", "--deselect"))
+                                  for o in report.options)
+    missing = [] if selected else sorted(today - held)
+    if not gone and not missing:
+        return None
+    said = [f"{what} {', '.join(rules[:5])}" + (" ..." if len(rules) > 5 else "")
+            for what, rules in (("without", missing), ("with", gone)) if rules]
+    return (f"conformance: {report.path} was judged by another catalog ({'; '.join(said)}): "
+            "its verdicts may have moved since; --replay judges it again")
+
+
+def run_matrix(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     try:
         reports = _reports(args)
     except ReportError as exc:
         raise UsageError(str(exc)) from None
+    for report in reports if not args.replay else ():
+        drift = _catalog_drift(report)
+        if drift:
+            err.write(drift + "\n")
     matrix = build_matrix(reports, names=args.label)
     if args.markdown:
         Path(args.markdown).write_text(matrix_markdown(matrix), encoding="utf-8")

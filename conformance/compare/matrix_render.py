@@ -21,9 +21,11 @@ from .reports import RuleEntry
 
 VERDICTS = ("PASS", "FAIL", "NON_STRICT", "SKIP", "ERROR")
 MATRIX_STYLE = """
+body{max-width:none}
 table.matrix{margin:.5em 0}table.matrix th,table.matrix td{border:1px solid #e4e4e4;
 padding:.1em .4em;font-size:.85em}
-table.matrix thead th{vertical-align:bottom;white-space:nowrap}
+table.matrix thead th{vertical-align:bottom;position:sticky;top:0;background:#fff;
+max-width:13em;overflow-wrap:anywhere}
 table.matrix th.rule{font-weight:normal;white-space:nowrap}
 table.matrix th.rule span{color:#555;margin-left:.4em}
 table.matrix tr.area th,table.matrix tr.area td{background:#f2f2f2;font-weight:600}

@@ -4,6 +4,7 @@ lab's compatibility table written through it."""
 from __future__ import annotations
 
 import io
+import json
 import re
 from pathlib import Path
 
@@ -50,8 +51,8 @@ def rows(markdown: str) -> dict[str, list[str]]:
 def test_markdown_names_columns_and_links_each_failure_to_its_finding(
     reports: tuple[Path, Path]
 ) -> None:
-    status, out, _ = cli("matrix", *map(str, reports), "--label", "before")
-    assert status == 0
+    status, out, err = cli("matrix", *map(str, reports), "--label", "before")
+    assert status == 0 and err == ""  # a selection of rules is no other catalog
     table = rows(out)
     assert out.splitlines()[2] == "| rule | before | faulty |"
     assert table["USAGE-005"] == ["PASS", "[FAIL](#faulty-usage-005)"]
@@ -75,6 +76,21 @@ def test_html_has_the_reports_colours_and_links_into_the_report_beside(
     assert f'href="{faulty_html.as_posix()}#USAGE-005">FAIL</a>' in html
     assert 'id="faulty-usage-005"' in html and "curl " in html  # findings below the table
     assert "<link" not in html and "src=" not in html  # self-contained: opens offline
+
+
+def test_a_report_of_another_catalog_is_pointed_out(mock: EmbeddedMock, tmp_path: Path) -> None:
+    """A full run's report without a rule of today's catalog (or with one it no longer has)
+    was judged by another version: the matrix shows it as it is and says --replay."""
+    path = tmp_path / "old.json"
+    assert cli("run", "--base-url", mock.openai_url, "-q", "--json", str(path))[0] == 0
+    data = json.loads(path.read_text())
+    data["results"] = [r for r in data["results"] if r["rule"] != "USAGE-005"]
+    data["results"].append({**data["results"][0], "rule": "USAGE-999"})
+    path.write_text(json.dumps(data))
+    status, out, err = cli("matrix", str(path))
+    assert status == 0 and "| USAGE-999 " in out
+    assert "was judged by another catalog (without USAGE-005; with USAGE-999)" in err
+    assert "--replay judges it again" in err
 
 
 def test_a_report_that_is_no_report_is_exit_2(tmp_path: Path) -> None:
