@@ -63,17 +63,26 @@ def check_options(config: pytest.Config) -> None:
     if not selected_rules(config):
         raise pytest.UsageError("no rule matches --conformance-select / --conformance-deselect "
                                 "for this profile")
+    baseline_of(config)
+
+
+def baseline_of(config: pytest.Config) -> Baseline | None:
+    """The ``--conformance-baseline`` file, read once (on an xdist worker too, which skips
+    the controller's :func:`check_options`); None without one."""
     path = _option(config, "baseline")
-    if path:
+    if not path:
+        return None
+    if BASELINE_KEY not in config.stash:
         try:
             config.stash[BASELINE_KEY] = load_baseline(path)
         except ReportError as exc:
             raise pytest.UsageError(f"--conformance-baseline: {exc}") from None
+    return config.stash[BASELINE_KEY]
 
 
 def baseline_outcome(config: pytest.Config) -> tuple[Baseline, BaselineOutcome] | None:
     """The run judged against ``--conformance-baseline`` (None without one), once."""
-    baseline = config.stash.get(BASELINE_KEY, None)
+    baseline = baseline_of(config)
     if baseline is None:
         return None
     if OUTCOME_KEY not in config.stash:
