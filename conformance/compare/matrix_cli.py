@@ -8,8 +8,6 @@ from typing import TextIO
 
 from conformance.configure import UsageError
 
-from .matrix import build_matrix
-from .matrix_render import matrix_html, matrix_markdown
 from .reports import ReportError, SavedReport, load_report
 
 
@@ -73,6 +71,9 @@ def _catalog_drift(report: SavedReport) -> str | None:
 
 
 def run_matrix(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from .matrix import build_matrix
+    from .matrix_render import matrix_html, matrix_markdown
+
     try:
         reports = _reports(args)
     except ReportError as exc:
