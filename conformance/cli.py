@@ -17,7 +17,7 @@ import sys
 from collections.abc import Sequence
 from typing import TextIO
 
-from conformance.compare.baseline import Baseline
+from conformance.compare.baseline import baseline_option
 from conformance.embedded import EmbeddedMock, EmbeddedMockError, serving_args
 from conformance.given_options import given_options
 from conformance.model import RunResult
@@ -27,6 +27,7 @@ from conformance.transport import Exchange
 from conformance.transport.heap import return_large_blocks
 
 from .broken_pipe import quiet_on_broken_pipe
+from .compare.matrix_cli import add_matrix_parser, run_matrix
 from .configure import (
     HarnessError,
     UsageError,
@@ -114,6 +115,7 @@ def _parser() -> argparse.ArgumentParser:
         "reasons.")
     accept.add_argument("report", metavar="REPORT.json", help="a report of `run` or `fuzz`")
     accept.add_argument("-o", "--output", metavar="FILE", help="write here (default: stdout)")
+    add_matrix_parser(commands)
     listing = commands.add_parser("list", help="list the rules, one per line, ID first")
     listing.add_argument("--profile", metavar="P", help="only the rules of this profile")
     return parser
@@ -195,7 +197,7 @@ def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     )
     if not rules:
         raise UsageError("no rule matches --select / --deselect for this profile")
-    baseline = _load_baseline(args.baseline)
+    baseline = baseline_option(args.baseline)
     progress = ConsoleProgress(err, enabled=not args.quiet)
     target = target_from_args(args)
     check_target(target, embedded=not args.base_url)  # flags first, then a mock for them
@@ -237,19 +239,6 @@ def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     return exit_code_with(result, outcome)
 
 
-def _load_baseline(path: str | None) -> Baseline | None:
-    """The ``--baseline`` file, read before anything is sent (a bad one is exit 2 at once)."""
-    if path is None:
-        return None
-    from conformance.compare import ReportError
-    from conformance.compare.baseline import load_baseline
-
-    try:
-        return load_baseline(path)
-    except ReportError as exc:
-        raise UsageError(str(exc)) from None
-
-
 @quiet_on_broken_pipe
 def main(argv: Sequence[str] | None = None, out: TextIO | None = None,
          err: TextIO | None = None) -> int:
@@ -266,6 +255,8 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None,
             return _diff(args, out)
         if args.command == "baseline":
             return _baseline(args, out)
+        if args.command == "matrix":
+            return run_matrix(args, out, err)
         if args.command == "fuzz":
             from conformance.fuzz.cli import run as run_fuzz
 

@@ -46,6 +46,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="leave out these rule IDs or globs, comma-separated")
     add("--conformance-strict", action="store_true", default=False,
         help="NON_STRICT (a broken SHOULD) fails the item")
+    add("--conformance-baseline", metavar="FILE", default=None,
+        help="accepted deviations (a previous JSON report, or the YAML `conformance baseline` "
+        "writes): their FAILs are xfail, a fixed one is XPASS(strict), a new FAIL fails")
 
 
 def pytest_configure(config: pytest.Config) -> None:

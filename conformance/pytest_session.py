@@ -12,6 +12,8 @@ behave like any other tests:
   are collected (and counted: ``collected 74 items``) like any test's.
 - ``pytest_runtestloop`` runs the catalog once, before the first item, when any rule item is
   left after ``-k`` / ``-m`` / ``--deselect``.
+- ``pytest_terminal_summary`` says, under ``--conformance-baseline``, which accepted
+  deviations no longer fail (so the file can shrink) and which failures it does not accept.
 - ``pytest_runtest_makereport`` gives each rule item its share of the run's time, which the
   JUnit XML (``--junitxml``) and ``--durations`` read.
 """
@@ -24,6 +26,7 @@ import pytest
 
 from conformance.pytest_support import (
     RuleItem,
+    baseline_outcome,
     catalog_result,
     check_options,
     rule_collector,
@@ -84,3 +87,20 @@ def pytest_runtest_makereport(
     if isinstance(item, RuleItem) and call.when == "call" and item.seconds is not None:
         report.duration = item.seconds
     return report
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter,
+                            config: pytest.Config) -> None:
+    """The baseline's verdict on the run, as ``conformance run --baseline`` prints it."""
+    from conformance.pytest_support import RESULT_KEY
+
+    if RESULT_KEY not in config.stash:
+        return
+    judged = baseline_outcome(config)
+    if judged is None:
+        return
+    from conformance.compare.baseline import outcome_lines
+
+    terminalreporter.section("conformance baseline")
+    for line in outcome_lines(*judged):
+        terminalreporter.write_line(line)

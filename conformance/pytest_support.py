@@ -13,6 +13,14 @@ from typing import Any
 
 import pytest
 
+from conformance.compare.baseline import (
+    Baseline,
+    BaselineOutcome,
+    judge_against,
+    load_baseline,
+    result_cases,
+)
+from conformance.compare.reports import ReportError
 from conformance.configure import (
     HarnessError,
     UsageError,
@@ -35,6 +43,8 @@ from conformance.views import StreamView
 from spec import JSON
 
 SETTINGS_KEY = pytest.StashKey[Settings]()
+BASELINE_KEY = pytest.StashKey[Baseline]()
+OUTCOME_KEY = pytest.StashKey[BaselineOutcome]()
 RESULT_KEY = pytest.StashKey[RunResult]()
 SECONDS_KEY = pytest.StashKey[dict[str, float]]()
 
@@ -53,6 +63,31 @@ def check_options(config: pytest.Config) -> None:
     if not selected_rules(config):
         raise pytest.UsageError("no rule matches --conformance-select / --conformance-deselect "
                                 "for this profile")
+    baseline_of(config)
+
+
+def baseline_of(config: pytest.Config) -> Baseline | None:
+    """The ``--conformance-baseline`` file, read once (on an xdist worker too, which skips
+    the controller's :func:`check_options`); None without one."""
+    path = _option(config, "baseline")
+    if not path:
+        return None
+    if BASELINE_KEY not in config.stash:
+        try:
+            config.stash[BASELINE_KEY] = load_baseline(path)
+        except ReportError as exc:
+            raise pytest.UsageError(f"--conformance-baseline: {exc}") from None
+    return config.stash[BASELINE_KEY]
+
+
+def baseline_outcome(config: pytest.Config) -> tuple[Baseline, BaselineOutcome] | None:
+    """The run judged against ``--conformance-baseline`` (None without one), once."""
+    baseline = baseline_of(config)
+    if baseline is None:
+        return None
+    if OUTCOME_KEY not in config.stash:
+        config.stash[OUTCOME_KEY] = judge_against(catalog_result(config), baseline)
+    return baseline, config.stash[OUTCOME_KEY]
 
 
 def settings_for(config: pytest.Config) -> Settings:
@@ -126,6 +161,7 @@ class RuleItem(pytest.Item):
     def runtest(self) -> None:
         run = catalog_result_in_test(self.config)
         result = next(r for r in run.results if r.rule.id == self.rule.id)
+        self._expect_from_baseline(result, strict=run.strict)
         verdict = result.verdict
         if verdict is Verdict.SKIP:
             pytest.skip(result.message or "not applicable")
@@ -135,6 +171,28 @@ class RuleItem(pytest.Item):
             raise RuleViolation(_describe(result))
         if verdict is Verdict.NON_STRICT:
             pytest.xfail(f"NON_STRICT: {result.message}")
+
+    def _expect_from_baseline(self, result: RuleResult, *, strict: bool) -> None:
+        """Mark the item strict-xfail when the baseline accepts its failure (the baseline's
+        reason is the xfail's), or when the baseline lists a deviation of the rule that no
+        longer fails: a PASS is then pytest's XPASS(strict), a failure saying the baseline can
+        shrink. A failure the baseline does not accept stays a plain failure."""
+        judged = baseline_outcome(self.config)
+        if judged is None:
+            return
+        baseline, outcome = judged
+        rule = self.rule.id
+        if result.verdict.fails(strict=strict):
+            if rule in outcome.accepted:
+                why = baseline.why(rule, result_cases(result)) or "no reason given"
+                self.add_marker(pytest.mark.xfail(
+                    strict=True, reason=f"accepted by the baseline {baseline.path}: {why}"))
+            return
+        stale = outcome.stale_of(rule)
+        if stale and result.verdict is Verdict.PASS:
+            self.add_marker(pytest.mark.xfail(strict=True, reason=(
+                f"accepted by the baseline {baseline.path}, but it passes now: remove "
+                f"{', '.join(stale)} from the baseline")))
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
         if isinstance(excinfo.value, (RuleViolation, RuleError)):

@@ -3,13 +3,16 @@
 ``record`` runs the catalog against each live server (one run per :class:`Recording`), keeps
 the JSON report as the fixture (the exchanges the replay needs, not the parsed SSE views the
 harness derives again), and rewrites the verdict table ``tests/fixtures/lab/verdicts.yaml``,
-keeping each FAIL's explanation. It prints how the verdicts moved, so a rule change that moves
-one is seen and explained on purpose. ``check`` runs a server live, replays that very run
-through ``mockserver --replay`` and shows that the verdicts are the same.
+keeping each FAIL's explanation, and ``docs/compatibility.md`` through ``conformance matrix``
+(:mod:`conformance.compare.matrix`) from the recordings judged by today's catalog. It prints
+how the verdicts moved, so a rule change that moves one is seen and explained on purpose.
+``check`` runs a server live, replays that very run through ``mockserver --replay`` and shows
+that the verdicts are the same.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 import subprocess
@@ -20,6 +23,10 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+
+from conformance.compare.matrix import build_matrix
+from conformance.compare.matrix_render import matrix_markdown
+from conformance.compare.reports import SavedReport, load_report
 
 from . import process
 from .servers import REPO, SERVERS, Recording, Server, free_port
@@ -124,59 +131,76 @@ def write_table(table: dict[str, Any]) -> None:
     TABLE.write_text(TABLE_HEADER + text, encoding="utf-8")
 
 
-def _area(rule: str) -> str:
-    return rule.rsplit("-", 1)[0]
+INTRO = """\
+# Compatibility: real servers against the catalog
+
+Written by `lab/run record` (and `lab/run verdicts`) through `conformance matrix`, from the
+lab's recordings (`tests/fixtures/lab/`) judged by today's catalog (verdicts in
+`tests/fixtures/lab/verdicts.yaml`, replayed and asserted by the default suite). Each bold
+area row counts PASS/FAIL/SKIP of the area's rules, with NON_STRICT (NS) and ERROR (E) when
+there are any; each rule row is its verdict per server, with the number of failing cases when
+more than one, and a failing cell links to the server's deviation below. An empty cell is a
+rule the server's profile does not have. Every FAIL below is a real deviation of that server,
+in one line; the SKIPs' reasons are in `verdicts.yaml`; the servers and their setup are in
+`lab/README.md`. `conformance matrix --replay tests/fixtures/lab/*.json` writes the same table
+(with each finding's message and curl instead of these lines).
+
+"""
 
 
-def _cell(values: list[Any]) -> str:
-    verdicts = [v if isinstance(v, str) else v["verdict"] for v in values]
-    if not verdicts:
-        return ""
-    text = "/".join(str(verdicts.count(v)) for v in ("PASS", "FAIL", "SKIP"))
-    extra = [f"+{verdicts.count(v)} {label}" for v, label in (("NON_STRICT", "NS"),
-                                                               ("ERROR", "E"))
-             if verdicts.count(v)]
-    return " ".join([text, *extra])
-
-
-def compatibility(table: dict[str, Any]) -> str:
-    """``docs/compatibility.md``: server x area, then each FAIL with its one-line why."""
-    names = sorted(table)
-    areas = sorted({_area(rule) for entry in table.values() for rule in entry["rules"]})
-    lines = [
-        "# Compatibility: real servers against the catalog",
-        "",
-        "Written by `lab/run record` from the lab's recordings (`tests/fixtures/lab/`, verdicts in",
-        "`tests/fixtures/lab/verdicts.yaml`, replayed and asserted by the default suite). Each",
-        "cell is PASS/FAIL/SKIP counts of the area's rules, with NON_STRICT (NS) and ERROR (E)",
-        "when there are any. Every FAIL below is a real deviation of that server, in one line;",
-        "the servers and their setup are in `lab/README.md`.",
-        "",
-        "| area | " + " | ".join(names) + " |",
-        "|---|" + "---|" * len(names),
-    ]
-    for area in areas:
-        cells = [_cell([v for rule, v in table[name]["rules"].items() if _area(rule) == area])
-                 for name in names]
-        lines.append(f"| {area} | " + " | ".join(cells) + " |")
+def compatibility(table: dict[str, Any], reports: dict[str, SavedReport]) -> str:
+    """``docs/compatibility.md``: the matrix of the recordings (judged reports by name),
+    each server's FAILs with their one-line why. Columns in the order of the fixtures' file
+    names, as a shell lists ``tests/fixtures/lab/*.json`` for ``conformance matrix``."""
+    names = sorted(table, key=lambda name: table[name]["fixture"])
+    abouts, notes = [], {}
     for name in names:
         entry = table[name]
         profile = entry["args"][entry["args"].index("--profile") + 1]
-        lines += ["", f"## {name}: {entry['server']}, profile `{profile}`", ""]
-        failing = [(rule, v) for rule, v in entry["rules"].items()
-                   if isinstance(v, dict) and v["verdict"] in ("FAIL", "NON_STRICT", "ERROR")]
-        for rule, value in failing:
-            note = value.get("why") or value["reason"]
-            lines.append(f"- **{rule}** {value['verdict']}: {note}")
-        skipped = sum(1 for v in entry["rules"].values()
-                      if isinstance(v, dict) and v["verdict"] == "SKIP")
-        lines.append(f"- {skipped} rules SKIP (their reasons are in `verdicts.yaml`).")
-    return "\n".join(lines) + "\n"
+        abouts.append(f"{entry['server']}, profile `{profile}`")
+        notes.update({(name, rule): value["why"] for rule, value in entry["rules"].items()
+                      if isinstance(value, dict) and value.get("why")})
+    matrix = build_matrix([reports[name] for name in names], names=names, abouts=abouts,
+                          notes=notes)
+    return INTRO + matrix_markdown(matrix, title=None, curls=False)
+
+
+def judged(entry: dict[str, Any], report: Path) -> SavedReport:
+    """The judged report at ``report`` read as the matrix reads reports, named by the
+    recording's fixture (not the temporary file it was judged into)."""
+    saved = load_report(report)
+    return dataclasses.replace(saved, path=f"tests/fixtures/lab/{entry['fixture']}")
+
+
+def judge_fixture(name: str, entry: dict[str, Any], folder: Path) -> Path:
+    """Replay the recording ``name`` (no live server) and judge it with today's catalog,
+    with the arguments it was recorded with; the path of the judged report."""
+    server = SERVERS[entry["server"].split()[0]]
+    recording = next(r for r in server.recordings if r.name == name)
+    path = folder / f"{name}.json"
+    with Replay(FIXTURES / entry["fixture"], timing="none") as root:
+        conformance(root + recording.base_path, recording, path)
+    return path
+
+
+def write_compatibility(table: dict[str, Any], reports: dict[str, SavedReport],
+                        log: Callable[[str], None] = print) -> None:
+    """Write ``docs/compatibility.md``; recordings without a judged report in ``reports``
+    (those not recorded this time) are replayed and judged first."""
+    missing = sorted(set(table) - set(reports))
+    if missing:
+        log(f"lab: judging the other recordings for the table: {', '.join(missing)}")
+    with tempfile.TemporaryDirectory() as folder:
+        for name in missing:
+            path = judge_fixture(name, table[name], Path(folder))
+            reports[name] = judged(table[name], path)
+    COMPATIBILITY.write_text(compatibility(table, reports), encoding="utf-8")
 
 
 def record(servers: Iterable[Server], log: Callable[[str], None] = print) -> None:
     FIXTURES.mkdir(parents=True, exist_ok=True)
     table = load_table()
+    reports: dict[str, SavedReport] = {}
     for server in servers:
         state = process.start(server, free_port(), log)
         try:
@@ -188,6 +212,7 @@ def record(servers: Iterable[Server], log: Callable[[str], None] = print) -> Non
                                 encoding="utf-8")
                 entry = table_entry(server, recording, report,
                                     table.get(recording.name, {}))
+                reports[recording.name] = judged(entry, path)
                 moved = moves(table.get(recording.name, {}), entry)
                 table[recording.name] = entry
                 summary = report["summary"]
@@ -197,7 +222,7 @@ def record(servers: Iterable[Server], log: Callable[[str], None] = print) -> Non
         finally:
             process.stop(server)
     write_table(table)
-    COMPATIBILITY.write_text(compatibility(table), encoding="utf-8")
+    write_compatibility(table, reports, log)
     _warn_todo(table, log)
 
 
@@ -214,20 +239,20 @@ def retable(log: Callable[[str], None] = print) -> None:
     and docs/compatibility.md, keeping every FAIL's explanation: for a rule change that moves
     verdicts on the recordings."""
     table = load_table()
+    reports: dict[str, SavedReport] = {}
     for name, entry in sorted(table.items()):
         server = SERVERS[entry["server"].split()[0]]
         recording = next(r for r in server.recordings if r.name == name)
-        fixture = Replay(FIXTURES / entry["fixture"], timing="none")
-        with tempfile.TemporaryDirectory() as folder, fixture as root:
-            path = Path(folder, "replayed.json")
-            conformance(root + recording.base_path, recording, path)
+        with tempfile.TemporaryDirectory() as folder:
+            path = judge_fixture(name, entry, Path(folder))
             report = json.loads(path.read_text(encoding="utf-8"))
+            reports[name] = judged(entry, path)
         new = table_entry(server, recording, report, entry)
         moved = moves(entry, new)
         table[name] = new
         log(f"lab: {name}: " + ("no verdict moved" if not moved else "\n" + "\n".join(moved)))
     write_table(table)
-    COMPATIBILITY.write_text(compatibility(table), encoding="utf-8")
+    write_compatibility(table, reports, log)
     _warn_todo(table, log)
 
 

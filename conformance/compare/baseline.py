@@ -22,7 +22,7 @@ from pathlib import Path
 
 import yaml
 
-from conformance.model import RunResult
+from conformance.model import RuleResult, RunResult
 
 from .diff import FAILING
 from .reports import ReportError, SavedReport, finding_case, load_report
@@ -45,6 +45,13 @@ class Baseline:
             return True
         listed = self.cases.get(rule, {})
         return bool(cases) and all(case in listed for case in cases)
+
+    def why(self, rule: str, cases: list[str]) -> str:
+        """The baseline's reasons for accepting ``rule`` with these cases, joined."""
+        if rule in self.rules:
+            return self.rules[rule]
+        listed = self.cases.get(rule, {})
+        return "; ".join(dict.fromkeys(listed[case] for case in cases if case in listed))
 
     def entries(self) -> list[str]:
         return [*self.rules, *(f"{rule}/{case}" for rule, cases in self.cases.items()
@@ -102,6 +109,19 @@ def load_baseline(path: str | Path) -> Baseline:
     return _from_entries(name, {str(key): str(why or "") for key, why in accepted.items()})
 
 
+def baseline_option(path: str | None) -> Baseline | None:
+    """The ``--baseline`` flag's file, read before anything is sent: a bad one is a
+    :class:`~conformance.configure.UsageError` (exit 2 at once)."""
+    if path is None:
+        return None
+    from conformance.configure import UsageError
+
+    try:
+        return load_baseline(path)
+    except ReportError as exc:
+        raise UsageError(str(exc)) from None
+
+
 @dataclass(frozen=True)
 class BaselineOutcome:
     """A run judged against a baseline."""
@@ -117,6 +137,16 @@ class BaselineOutcome:
     def exit_code(self) -> int:
         return 1 if self.new else 0
 
+    def stale_of(self, rule: str) -> list[str]:
+        """The entries of ``rule`` that no longer fail (remove them)."""
+        return [entry for entry in self.now_passing
+                if entry == rule or entry.startswith(rule + "/")]
+
+
+def result_cases(result: RuleResult) -> list[str]:
+    """The cases a rule's result fails with, as a baseline names them."""
+    return [finding_case({"exchange": f.exchange, "path": f.path}) for f in result.findings]
+
 
 def judge_against(result: RunResult, baseline: Baseline) -> BaselineOutcome:
     """Which of ``result``'s failures ``baseline`` accepts, and which of its entries are stale."""
@@ -130,7 +160,7 @@ def judge_against(result: RunResult, baseline: Baseline) -> BaselineOutcome:
             passing.add(rule)
         if not item.verdict.fails(strict=result.strict):
             continue
-        cases = [finding_case({"exchange": f.exchange, "path": f.path}) for f in item.findings]
+        cases = result_cases(item)
         failing_cases[rule] = set(cases)
         (accepted if baseline.accepts(rule, cases) else new).append(rule)
     stale = [rule for rule in baseline.rules if rule in passing]

@@ -57,6 +57,8 @@ class SavedReport:
     started_at: str | None
     fuzz: bool
     rules: dict[str, RuleEntry]
+    options: tuple[str, ...] = ()
+    """The options the run echoed (``--select SSE-*``), where the report says."""
 
     @property
     def label(self) -> str:
@@ -105,6 +107,6 @@ def load_report(path: str | Path) -> SavedReport:
             base_url="embedded mock" if embedded else str(target.get("base_url", "?")),
             profile=str(target.get("profile", "?")), model=str(target.get("model", "?")),
             started_at=data.get("started_at"), fuzz=data.get("search") is not None,
-            rules=rules)
+            rules=rules, options=tuple(map(str, data.get("options") or ())))
     except (KeyError, TypeError, AttributeError) as exc:
         raise ReportError(f"{name}: a result is not shaped like a report's ({exc!r})") from None

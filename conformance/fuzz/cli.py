@@ -14,6 +14,12 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import TextIO
 
+from conformance.compare.baseline import (
+    baseline_option,
+    exit_code_with,
+    judge_against,
+    outcome_lines,
+)
 from conformance.configure import (
     HarnessError,
     UsageError,
@@ -50,7 +56,8 @@ def add_parser(commands: argparse._SubParsersAction) -> argparse.ArgumentParser:
         "catalog's rules that can judge one exchange. Without --base-url it fuzzes the "
         "embedded mock. Every request is capped (--max-tokens, n, best_of, prompt lists) and "
         "counted (--max-requests); 429 and 503 answers are retried with backoff.",
-        epilog="Exit status: 0 when nothing was found, 1 on findings, 2 on usage or harness "
+        epilog="Exit status: 0 when nothing was found (or, with --baseline, nothing it does not "
+        "accept), 1 on findings, 2 on usage or harness "
         "errors (the target unreachable included). The seed is printed: --seed replays a run.",
     )
     groups = add_target_arguments(
@@ -99,6 +106,10 @@ def add_parser(commands: argparse._SubParsersAction) -> argparse.ArgumentParser:
         help="search for S seconds, then stop (fuzzing repeats until then); the whole run, "
         "shrinking included, ends by S, a request in flight cut there (default: no repeats, "
         f"and the run ends after {FuzzConfig.time_limit:g} s at the latest)")
+    search.add_argument("--baseline", metavar="FILE",
+                        help="accepted deviations: a previous JSON report (of fuzz or run), or "
+                        "the YAML `conformance baseline REPORT.json` writes; exit 0 while every "
+                        "finding is accepted, 1 on one that is not (the reports are unchanged)")
     reports = fuzz_parser.add_argument_group("reports")
     reports.add_argument("--json", metavar="FILE", help="write the JSON report")
     reports.add_argument("--junit-xml", metavar="FILE", help="write a JUnit XML report")
@@ -142,6 +153,7 @@ def fuzz_config(args: argparse.Namespace) -> FuzzConfig:
 
 def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     config = fuzz_config(args)  # flags are checked before a mock is started for them
+    baseline = baseline_option(args.baseline)
     progress = reporter(err, quiet=args.quiet)
     mock = None if args.base_url else EmbeddedMock(serving_args(args.profile))
     try:
@@ -166,7 +178,12 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     markdown = summary_destination(args.markdown, os.environ)
     if markdown is not None:
         write_markdown(report, markdown[0], append=markdown[1])
-    return report.exit_code
+    if baseline is None:
+        return report.exit_code
+    outcome = judge_against(report, baseline)  # findings by rule and case, fuzz numbers dropped
+    for line in outcome_lines(baseline, outcome):
+        out.write(line + "\n")
+    return exit_code_with(report, outcome)
 
 
 def _check_reachable(result: FuzzResult) -> None:

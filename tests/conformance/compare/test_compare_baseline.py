@@ -118,3 +118,41 @@ def test_a_replayed_lab_server_passes_against_its_own_report(tmp_path: Path) -> 
         status, out, _ = cli("run", "-q", "--base-url", base_url, *entry["args"],
                              "--baseline", str(narrower))
     assert status == 1 and "not in the baseline: MODELS-001" in out
+
+
+FUZZ = ("fuzz", "--model", "reference-ngram", "--max-examples", "15", "--seed", "1",
+        "--workers", "1", "-q", "--select", "USAGE-*,SSE-*", "--phases", "examples,fuzzing")
+TOTAL = "X-Mock-Fault: usage-total-wrong"
+
+
+def test_fuzz_takes_a_baseline_as_run_does(mock: EmbeddedMock, tmp_path: Path) -> None:
+    """Accepted findings exit 0, a finding of a rule not accepted exits 1, and an accepted
+    deviation that no longer fails is named."""
+    accepted = tmp_path / "accepted.yaml"
+    accepted.write_text("accepted:\n  USAGE-001: our totals are off by one (ticket 7)\n")
+    fuzz = (*FUZZ, "--base-url", mock.openai_url, "--baseline", str(accepted))
+    status, out, err = cli(*fuzz, "--header", TOTAL)
+    assert status == 0, out + err
+    assert "1 failing rule(s) accepted (USAGE-001)" in out
+    status, out, err = cli(*fuzz, "--header", TOTAL + ",done-missing")
+    assert status == 1, out + err
+    assert "not in the baseline: SSE-005: these fail the run" in out
+    status, out, err = cli(*fuzz)
+    assert status == 0, out + err
+    assert "no longer failing (remove them from the baseline): USAGE-001" in out
+
+
+def test_a_fuzz_report_accepts_its_own_findings_whatever_their_numbers(
+    mock: EmbeddedMock, tmp_path: Path
+) -> None:
+    """A fuzz finding's case is its exchange without the number fuzz gave it (and its path):
+    the same search against the same fault finds the same cases, accepted."""
+    report = tmp_path / "fuzz.json"
+    fuzz = (*FUZZ, "--base-url", mock.openai_url, "--header", TOTAL)
+    status, _, err = cli(*fuzz, "--json", str(report))
+    assert status == 1, err
+    assert load_baseline(report).entries() == [
+        "USAGE-001/POST /completions, positive data, HTTP 200, shrunk usage.total_tokens"]
+    status, out, err = cli(*fuzz, "--baseline", str(report))
+    assert status == 0, out + err
+    assert "no failure beyond the baseline" in out
