@@ -105,7 +105,9 @@ class Settings:
     def models_url(self) -> str:
         """The profile's model listing under ``base_url`` (``<base_url>/models``); a profile
         without one (FriendliAI Dedicated) gets ``<base_url>/models`` too: callers check."""
-        path = self.profile.models_path or "/v1/models"
+        path = self.profile.models_path
+        if path is None:  # no listing of its own: <base_url>/models, not <base_url>/v1/models
+            return self.base_url.rstrip("/") + "/models"
         return join_url(self.base_url, path, self.profile.base_path)
 
     @property
