@@ -77,7 +77,10 @@ class Profile:
     ``from_prompt_or_completion`` (vLLM counts from the completion's start)."""
     openai_limits: str = "required"
     """``required``: OpenAI's limits (logprobs <= 5, 4 stop strings, best_of <= 20) are part of
-    the schema; ``recommended``: a server may raise them (vLLM allows 20 logprobs)."""
+    the schema; ``recommended``: a server may raise them (vLLM allows 20 logprobs), so going
+    beyond them is a SHOULD; ``own``: the profile's request schema states the server's own
+    limits (the ``vllm`` profile: 20 logprobs, any number of stop strings), and OpenAI's are not
+    judged at all."""
 
     def traits(self) -> frozenset[str]:
         """What rules and probes select a profile by (``wire=openai``, ``unknown_fields=reject``,
