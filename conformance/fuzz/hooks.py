@@ -63,7 +63,9 @@ def flatmap_body(context: schemathesis.HookContext, body: object) -> st.SearchSt
     contract couples (``stream`` with ``include_usage``, ``n`` with prompt lists, ``echo`` with
     ``logprobs``); :func:`conformance.strategies.completion_requests` draws exactly those
     combinations. The plain body comes first, so shrinking drops the overlay when a failure
-    does not need it.
+    does not need it. One overlay draw in three sends a whole body of the run's focused
+    strategies instead (stop strings taken from what the server wrote, seeded ``n > 1`` at
+    temperature 1: :attr:`FuzzRun.focused`), shapes that independent draws seldom combine.
 
     An invalid body is also sent streamed (``stream: true`` added, the body still invalid): a
     server must refuse it with a 4xx before any SSE byte, and some answer 200 with an error
@@ -83,7 +85,11 @@ def flatmap_body(context: schemathesis.HookContext, body: object) -> st.SearchSt
             return st.sampled_from([body, streamed])
     if kind != "valid":
         return st.just(body)
-    return st.one_of(st.just(body), run.overlay.map(lambda extra: {**body, **extra}))
+    overlaid = run.overlay.map(lambda extra: {**body, **extra})
+    # one draw in three of the non-plain half is aimed: the overlay keeps its combinations
+    # (echo with logprobs, usage streams) common enough for small runs
+    mixed = st.integers(0, 2).flatmap(lambda pick: run.focused if pick == 2 else overlaid)
+    return st.one_of(st.just(body), mixed)
 
 
 def _routing_headers(run: FuzzRun) -> set[str]:
