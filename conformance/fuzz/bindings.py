@@ -206,10 +206,12 @@ def independent_samples(sample: Sample) -> Outcomes | None:
 def no_repeat_ngram(sample: Sample) -> Outcomes | None:
     """A non-streamed FriendliAI request with ``no_repeat_ngram`` >= 2, as
     ``no-repeat-ngram/banned``: no n-gram of its generated ids may occur twice. Not with
-    ``forced_output_tokens``, which may force one."""
+    ``forced_output_tokens``, which may force one, nor a ``response_format``, whose grammar
+    may leave a repeat the only way on."""
     body = sample.request
     size = body.get("no_repeat_ngram")
-    if not sample.valid or sample.streamed or body.get("forced_output_tokens"):
+    if not sample.valid or sample.streamed or any(
+            body.get(name) for name in ("forced_output_tokens", "response_format")):
         return None
     if not isinstance(size, int) or isinstance(size, bool) or size < 2:
         return None

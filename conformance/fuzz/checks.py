@@ -30,6 +30,7 @@ from conformance.strategies import (
     completion_requests,
     independent_samples,
     repeat_bans,
+    scored_echoes,
     stop_requests,
 )
 from conformance.validity import classify
@@ -99,7 +100,7 @@ class FuzzRun:
     """The run's first greedy exchange (:mod:`.produced`): stop strings are drawn from it."""
     overlay: st.SearchStrategy[dict[str, JSON]] = field(init=False, repr=False)
     focused: st.SearchStrategy[dict[str, JSON]] = field(init=False, repr=False)
-    """Whole bodies aimed at stop strings, n samples and repeat bans
+    """Whole bodies aimed at stop strings, n samples, repeat bans and scored echoes
     (:mod:`conformance.strategies.focused`), sent instead of a generated valid body now and
     then (:func:`.hooks.flatmap_body`)."""
     rule_ids: frozenset[str] = field(init=False, repr=False)
@@ -132,6 +133,7 @@ class FuzzRun:
             repeat_bans(profile, model=model, max_tokens=caps.max_tokens,
                         prompt=known.prompt if known else None,
                         prompt_field=known.field if known else "prompt"),
+            scored_echoes(profile, model=model, max_tokens=caps.max_tokens),
         )
 
     @property

@@ -28,7 +28,7 @@ strategies aim at what random requests seldom show (:mod:`.focused`): :func:`sto
 at temperature 1, mostly seeded).
 """
 
-from .focused import independent_samples, repeat_bans, stop_requests
+from .focused import independent_samples, repeat_bans, scored_echoes, stop_requests
 from .invalid import InvalidRequest, invalid_completion_requests
 from .requests import completion_requests, prompt_texts, prompts, stop_pieces, stop_sequences
 
@@ -40,6 +40,7 @@ __all__ = [
     "prompt_texts",
     "prompts",
     "repeat_bans",
+    "scored_echoes",
     "stop_pieces",
     "stop_requests",
     "stop_sequences",

@@ -9,6 +9,8 @@ up in a few draws out of hundreds. These strategies draw exactly those shapes:
   the generated text or in a leaked prompt;
 * :func:`repeat_bans`: the known prompt, greedy, with ``no_repeat_ngram`` 2 or 3 (FriendliAI):
   greedy answers loop, so a server that ignores the ban repeats an n-gram;
+* :func:`scored_echoes`: ``echo`` with ``logprobs`` on a text prompt, not streamed, where
+  the prompt's tokens must be scored (four fields a random draw seldom sets together);
 * :func:`independent_samples`: ``n`` >= 2 choices at temperature 1 (seeded three times in
   four, with logprobs when claimed, so their chance of coinciding can be read), where a server
   that gives every choice the same seed returns n copies.
@@ -95,6 +97,21 @@ def repeat_bans(profile: ProfileLike = "friendli", *, model: str = "reference-ng
         return body
 
     return _valid(resolved, build())
+
+
+def scored_echoes(profile: ProfileLike = "openai", *, model: str = "reference-ngram",
+                  max_tokens: int = 16) -> st.SearchStrategy[dict[str, JSON]]:
+    """Non-streamed ``echo`` with ``logprobs`` 0 to 2 on a drawn text prompt; nothing when the
+    profile does not claim ``echo_logprobs``."""
+    resolved = check_profile(profile)
+    check_count("max_tokens", max_tokens)
+    if not all(resolved.claims(name) for name in ("echo", "logprobs", "echo_logprobs")):
+        return st.nothing()
+    lowest = 0 if resolved.claims("max_tokens_zero") else 1
+    return _valid(resolved, st.fixed_dictionaries({
+        "model": st.just(model), "prompt": prompt_texts(), "echo": st.just(True),
+        "logprobs": st.integers(0, 2), "max_tokens": st.integers(lowest, max_tokens),
+    }))
 
 
 def independent_samples(profile: ProfileLike = "openai", *, model: str = "reference-ngram",
