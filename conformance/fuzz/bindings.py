@@ -20,7 +20,8 @@ from dataclasses import dataclass, field
 
 from conformance.model import Rule
 from conformance.probes import ProbeOutcome
-from conformance.rules.common import expected_choices
+from conformance.probes.model import ok_json
+from conformance.rules.common import expected_choices, logprob_arrays
 from conformance.rules.stop import stop_strings
 from conformance.transport import Exchange
 from conformance.validity import Classification
@@ -143,15 +144,78 @@ def greedy_plain(sample: Sample) -> Outcomes | None:
     return _filed("greedy", "ns", sample) if _one_plain_choice(sample) else None
 
 
+STOP_BLIND = ("echo", "suffix", "min_tokens", "min_total_tokens", "forced_output_tokens")
+"""Fields under which the returned text may hold a stop string: echo and a suffix add text
+that was not generated, ``min_tokens`` / ``min_total_tokens`` hold stop strings off, and
+FriendliAI says nothing of stop strings inside ``forced_output_tokens``."""
+
+
 def stopped(sample: Sample) -> Outcomes | None:
-    """A non-streamed request with stop strings, as ``stop/ns``: no choice's text may contain
-    them. Not with echo or a suffix (their text is not generated), nor with ``min_tokens`` /
-    ``min_total_tokens`` (stop strings are not matched before those are reached)."""
+    """A request with stop strings, as ``stop/ns``, or ``stop/s`` when streamed: no choice's
+    text, joined from a stream or not, may contain them (not under :data:`STOP_BLIND`)."""
     body = sample.request
-    if not sample.valid or sample.streamed or any(
-            body.get(name) for name in ("echo", "suffix", "min_tokens", "min_total_tokens")):
+    if not sample.valid or any(body.get(name) for name in STOP_BLIND):
         return None
-    return _filed("stop", "ns", sample) if stop_strings(sample.request) else None
+    if not stop_strings(sample.request):
+        return None
+    return _filed("stop", "s" if sample.streamed else "ns", sample)
+
+
+SAMPLING_FIELDS = frozenset({"model", "prompt", "tokens", "max_tokens", "n", "temperature", "seed",
+                             "logprobs", "stream", "user", "top_p"})
+"""What a request may hold for its choices' chance of coinciding to be read from their logprobs:
+no truncation but a neutral ``top_p``, no penalty, bias, ban, stop or grammar."""
+COINCIDENCE = -20.0
+"""A first choice whose tokens' summed logprob is below this (a joint probability under
+2e-9) is one an independent second choice repeats only by a chance no run will meet."""
+
+
+def _unlikely_to_repeat(choice: JSON) -> bool:
+    arrays = logprob_arrays(choice.get("logprobs")) if isinstance(choice, dict) else None
+    values = arrays["token_logprobs"] if arrays is not None else []
+    numbers = [v for v in values if isinstance(v, (int, float)) and not isinstance(v, bool)]
+    return bool(values) and len(numbers) == len(values) and all(v <= 0 for v in numbers) and (
+        sum(numbers) < COINCIDENCE)
+
+
+def independent_samples(sample: Sample) -> Outcomes | None:
+    """A non-streamed ``n`` >= 2 at temperature 1 on one prompt, unseeded or with one integer
+    seed, as ``n-sampling/first`` and ``second`` (and ``seeded`` when seeded): its choices may
+    all be equal only by a chance its logprobs show to be negligible (:data:`COINCIDENCE`), so
+    it is bound only when they do."""
+    body = sample.request
+    n, seed = body.get("n"), body.get("seed")
+    if not sample.valid or sample.streamed or not set(body) <= SAMPLING_FIELDS:
+        return None
+    if not isinstance(n, int) or isinstance(n, bool) or n < 2 or body.get("temperature") != 1:
+        return None
+    if body.get("top_p") not in (None, 1) or isinstance(seed, (bool, list)):
+        return None
+    if expected_choices(body) != n:  # one prompt: its n choices are the ones compared
+        return None
+    answer = ok_json(sample.exchange)
+    choices = answer.get("choices") if answer is not None else None
+    if not isinstance(choices, list) or not choices or not _unlikely_to_repeat(choices[0]):
+        return None
+    keys = ("first", "second", "seeded") if isinstance(seed, int) else ("first", "second")
+    outcome = ProbeOutcome("n-sampling", exchanges=dict.fromkeys(keys, sample.exchange),
+                           requests=dict.fromkeys(keys, sample.body))
+    return {"n-sampling": outcome}
+
+
+def no_repeat_ngram(sample: Sample) -> Outcomes | None:
+    """A non-streamed FriendliAI request with ``no_repeat_ngram`` >= 2, as
+    ``no-repeat-ngram/banned``: no n-gram of its generated ids may occur twice. Not with
+    ``forced_output_tokens``, which may force one, nor a ``response_format``, whose grammar
+    may leave a repeat the only way on."""
+    body = sample.request
+    size = body.get("no_repeat_ngram")
+    if not sample.valid or sample.streamed or any(
+            body.get(name) for name in ("forced_output_tokens", "response_format")):
+        return None
+    if not isinstance(size, int) or isinstance(size, bool) or size < 2:
+        return None
+    return _filed("no-repeat-ngram", "banned", sample)
 
 
 def plain(sample: Sample) -> Outcomes | None:
@@ -216,6 +280,8 @@ BINDERS: dict[str, Binder] = {
     "any-plain": any_plain,
     "plain": plain,
     "logprobs": logprobs,
+    "independent-samples": independent_samples,
+    "no-repeat-ngram": no_repeat_ngram,
     "echo-scored": echo_scored,
     "models-list": models_list,
 }

@@ -26,7 +26,13 @@ from conformance.latency import Latency, chunk_times
 from conformance.model import HarnessProblem, Level, NotApplicable, Rule, Violation
 from conformance.rules import CATALOG
 from conformance.settings import Settings
-from conformance.strategies import completion_requests
+from conformance.strategies import (
+    completion_requests,
+    independent_samples,
+    repeat_bans,
+    scored_echoes,
+    stop_requests,
+)
 from conformance.validity import classify
 from conformance.views import StreamView, compact
 from spec import JSON
@@ -35,6 +41,7 @@ from .bindings import Sample, binder_for
 from .bodies import Caps
 from .exchange import to_exchange
 from .memo import remembered
+from .produced import Produced
 
 
 class RuleFailure(Failure):
@@ -89,7 +96,13 @@ class FuzzRun:
     caps: Caps
     operations: dict[str, str] = field(default_factory=dict)
     """Schemathesis operation label -> profile operation name (``completions``, ``models``)."""
+    produced: Produced | None = None
+    """The run's first greedy exchange (:mod:`.produced`): stop strings are drawn from it."""
     overlay: st.SearchStrategy[dict[str, JSON]] = field(init=False, repr=False)
+    focused: st.SearchStrategy[dict[str, JSON]] = field(init=False, repr=False)
+    """Whole bodies aimed at stop strings, n samples, repeat bans and scored echoes
+    (:mod:`conformance.strategies.focused`), sent instead of a generated valid body now and
+    then (:func:`.hooks.flatmap_body`)."""
     rule_ids: frozenset[str] = field(init=False, repr=False)
     latency: Latency = field(default_factory=Latency)
     """The streams' times to first token and inter-token gaps, for the reports' charts."""
@@ -104,10 +117,23 @@ class FuzzRun:
 
     def __post_init__(self) -> None:
         self.rule_ids = frozenset(rule.id for rule in self.rules)
-        caps = self.caps
+        caps, profile, model = self.caps, self.settings.profile.name, self.settings.model
+        texts = self.produced.texts if self.produced is not None else ()
         self.overlay = completion_requests(
-            self.settings.profile.name, model=self.settings.model, max_tokens=caps.max_tokens,
-            max_n=caps.max_n, max_prompts=caps.max_prompts,
+            profile, model=model, max_tokens=caps.max_tokens, max_n=caps.max_n,
+            max_prompts=caps.max_prompts, texts=texts,
+        )
+        known = self.produced if self.produced is not None and texts else None
+        self.focused = st.one_of(
+            stop_requests(profile, model=model, max_tokens=caps.max_tokens, texts=texts,
+                          prompt=known.prompt if known else None,
+                          prompt_field=known.field if known else "prompt"),
+            independent_samples(profile, model=model, max_tokens=caps.max_tokens,
+                                max_n=caps.max_n),
+            repeat_bans(profile, model=model, max_tokens=caps.max_tokens,
+                        prompt=known.prompt if known else None,
+                        prompt_field=known.field if known else "prompt"),
+            scored_echoes(profile, model=model, max_tokens=caps.max_tokens),
         )
 
     @property

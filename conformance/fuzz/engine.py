@@ -26,6 +26,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Literal
 
+import requests
 import schemathesis
 from schemathesis.config import SchemathesisConfig
 from schemathesis.engine import StopReason, events, from_schema
@@ -47,6 +48,7 @@ from .findings import (
     shrunk_finding,
 )
 from .hooks import install
+from .produced import Produced, ask
 from .progress import Messages, Reporter, Tally
 from .shrink import shrink_case, shrink_cut
 from .storage import default_example_db, hypothesis_dir, hypothesis_home, user_cache_dir
@@ -213,7 +215,6 @@ def _fuzz(settings: Settings, config: FuzzConfig, report: Reporter, *, database:
         f"{op.method.upper()} {relative_path(settings.profile, op.path)}": name
         for name, op in settings.profile.operations.items()
     }
-    run = FuzzRun(settings=settings, rules=rules, caps=config.caps, operations=operations)
     result = FuzzResult(seed=seed, profile=settings.profile.name,
                         base_url=redact_url(settings.base_url), checks=tuple(checks),
                         network=settings.network.redacted())
@@ -224,6 +225,10 @@ def _fuzz(settings: Settings, config: FuzzConfig, report: Reporter, *, database:
     report.begin(live.tally)
     report.message(f"seed {seed}: replay this run with --seed {seed}")
     schemas: list[GuardedOpenApiSchema] = []
+    run = FuzzRun(settings=settings, rules=rules, caps=config.caps, operations=operations,
+                  produced=_first_greedy(settings, config, guard, operations,
+                                         _config(settings, config, seed, checks,
+                                                 database=None)))
     with worker_crashes(result.errors):  # a worker that dies is an error, not a PASS
         try:
             for document, phases in _passes(settings.profile.name, config.phases):
@@ -255,6 +260,24 @@ def _fuzz(settings: Settings, config: FuzzConfig, report: Reporter, *, database:
         result.stop_reason = guard.stop_reason.replace("time budget", f"time budget of "
                                                        f"{limit:g} s")
     return result
+
+
+def _first_greedy(settings: Settings, config: FuzzConfig, guard: RequestGuard,
+                  operations: dict[str, str], st_config: SchemathesisConfig
+                  ) -> Produced | None:
+    """The run's first greedy exchange (:mod:`.produced`), sent through the guard; None when
+    the profile has no completions operation or the request got no answer."""
+    label = next((label for label, name in operations.items() if name == "completions"), None)
+    if label is None or "fuzzing" not in config.phases:
+        return None
+    method, path = label.split(" ", 1)
+    document = fuzz_document(settings.profile.name)
+    schema = guard_schema(schemathesis.openapi.from_dict(document, config=st_config), guard)
+    try:
+        return ask(schema[path][method], settings, config.caps.max_tokens,
+                   dict(settings.request_headers()))
+    except (requests.RequestException, BudgetSpent):
+        return None
 
 
 def _search_left(budget: float, elapsed: float) -> float:

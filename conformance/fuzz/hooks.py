@@ -62,8 +62,10 @@ def flatmap_body(context: schemathesis.HookContext, body: object) -> st.SearchSt
     Schemathesis draws each optional field independently and rarely combines the ones the
     contract couples (``stream`` with ``include_usage``, ``n`` with prompt lists, ``echo`` with
     ``logprobs``); :func:`conformance.strategies.completion_requests` draws exactly those
-    combinations. The plain body comes first, so shrinking drops the overlay when a failure
-    does not need it.
+    combinations. The plain body is drawn a quarter of the time, the overlaid one half; the
+    last quarter sends a whole body of the run's focused strategies instead (stop strings
+    taken from what the server wrote, seeded ``n > 1`` at temperature 1, scored echoes:
+    :attr:`FuzzRun.focused`), shapes that independent draws seldom combine.
 
     An invalid body is also sent streamed (``stream: true`` added, the body still invalid): a
     server must refuse it with a 4xx before any SSE byte, and some answer 200 with an error
@@ -83,7 +85,11 @@ def flatmap_body(context: schemathesis.HookContext, body: object) -> st.SearchSt
             return st.sampled_from([body, streamed])
     if kind != "valid":
         return st.just(body)
-    return st.one_of(st.just(body), run.overlay.map(lambda extra: {**body, **extra}))
+    overlaid = run.overlay.map(lambda extra: {**body, **extra})
+    # a quarter plain, half overlaid (its combinations, echo with logprobs or usage streams,
+    # stay common enough for small runs), a quarter aimed
+    return st.integers(0, 3).flatmap(
+        lambda pick: st.just(body) if pick == 0 else run.focused if pick == 3 else overlaid)
 
 
 def _routing_headers(run: FuzzRun) -> set[str]:

@@ -6,7 +6,7 @@ Schemathesis' engine reports the first failing case as found: its checks raise a
 test failure, so it never shrinks (schemathesis 4.32.5). So each finding is shrunk afterwards,
 by hypothesis, over the *reductions* of its request body (:func:`reductions`: every object key
 kept or dropped, every list and string cut to a prefix, every number kept or zeroed; the model
-is never reduced, :data:`KEPT`). The
+is never reduced, :data:`KEPT`, and stop strings are kept whole, :data:`WHOLE`). The
 failing body is itself one reduction, the one where everything is kept. It goes into the
 secondary corpus of an example database under the search's key
 (``hypothesis.find(..., database_key=...)``), so hypothesis replays it first and then shrinks
@@ -53,14 +53,21 @@ def failure_key(check: str, failure: Failure) -> str:
 # -- the reductions of a body ---------------------------------------------------------------
 
 
-def _reduce(draw: st.DrawFn, value: JSON) -> JSON:
+WHOLE = ("stop",)
+"""Top-level fields whose strings are dropped but never cut: a stop string was drawn from what
+the server wrote (:mod:`.produced`), and a fragment of it would match elsewhere, or nowhere,
+and make a reproduction that reads as noise."""
+
+
+def _reduce(draw: st.DrawFn, value: JSON, *, whole: bool = False) -> JSON:
     if isinstance(value, dict):
-        return {key: _reduce(draw, item) for key, item in value.items() if draw(st.booleans())}
+        return {key: _reduce(draw, item, whole=key in WHOLE) for key, item in value.items()
+                if draw(st.booleans())}
     if isinstance(value, list):
         keep = draw(st.integers(0, len(value))) if value else 0
-        return [_reduce(draw, item) for item in value[:keep]]
+        return [_reduce(draw, item, whole=whole) for item in value[:keep]]
     if isinstance(value, str):
-        return value[: draw(st.integers(0, len(value)))] if value else value
+        return value[: draw(st.integers(0, len(value)))] if value and not whole else value
     if isinstance(value, bool) or value is None:
         return value
     if isinstance(value, (int, float)) and value != 0:
@@ -70,7 +77,8 @@ def _reduce(draw: st.DrawFn, value: JSON) -> JSON:
 
 @st.composite
 def reductions(draw: st.DrawFn, value: JSON) -> JSON:
-    """Every way to make ``value`` smaller: keys dropped, lists and strings cut, numbers zeroed.
+    """Every way to make ``value`` smaller: keys dropped, lists and strings cut (stop strings
+    only dropped, :data:`WHOLE`), numbers zeroed.
 
     Hypothesis shrinks towards dropping and cutting everything; :func:`choices_of` gives the
     choices that keep everything, i.e. ``value`` itself.
@@ -78,23 +86,23 @@ def reductions(draw: st.DrawFn, value: JSON) -> JSON:
     return _reduce(draw, value)
 
 
-def choices_of(value: JSON) -> list[bool | int]:
+def choices_of(value: JSON, *, whole: bool = False) -> list[bool | int]:
     """The choices :func:`reductions` draws to produce ``value`` unchanged, in draw order."""
     if isinstance(value, dict):
         found: list[bool | int] = []
-        for item in value.values():
+        for key, item in value.items():
             found.append(True)
-            found += choices_of(item)
+            found += choices_of(item, whole=key in WHOLE)
         return found
     if isinstance(value, list):
         if not value:
             return []
         found = [len(value)]
         for item in value:
-            found += choices_of(item)
+            found += choices_of(item, whole=whole)
         return found
     if isinstance(value, str):
-        return [len(value)] if value else []
+        return [len(value)] if value and not whole else []
     if isinstance(value, bool) or value is None:
         return []
     if isinstance(value, (int, float)) and value != 0:

@@ -4,7 +4,17 @@ from __future__ import annotations
 
 from types import ModuleType
 
-from . import core, errors, extensions, friendli, params, samplers, structured, text
+from . import (
+    core,
+    errors,
+    extensions,
+    friendli,
+    params,
+    samplers,
+    sampling_fields,
+    structured,
+    text,
+)
 from .model import Probe, ProbeOutcome, ProbeSession
 
 
@@ -20,7 +30,8 @@ def _registry(*modules: ModuleType) -> dict[str, Probe]:
     return probes
 
 
-PROBES = _registry(core, text, params, errors, friendli, structured, samplers, extensions)
+PROBES = _registry(core, text, params, errors, friendli, structured, samplers, extensions,
+                   sampling_fields)
 
 
 def probe_closure(names: set[str]) -> list[str]:

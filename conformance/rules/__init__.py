@@ -20,6 +20,7 @@ from . import (  # noqa: F401 - imported for their registrations
     models,
     params,
     samplers,
+    sampling_fields,
     schema,
     schemathesis_checks,
     sse,

@@ -117,7 +117,7 @@ def bias_forces(ctx: CheckContext) -> None:
     "seed makes the whole answer repeat, not the choices equal).",
     citation=f"{REQUEST}/n; {SCHEMAS}/Seed; {BUGS} #19, #33",
     source=SPEC, probes=("n-sampling",), features=("n",),
-    faults=("n-identical", "seeded-n-identical"),
+    faults=("n-identical", "seeded-n-identical"), fuzz="independent-samples",
 )
 def n_distinct(ctx: CheckContext) -> None:
     texts: list[list[object]] = []
@@ -126,8 +126,10 @@ def n_distinct(ctx: CheckContext) -> None:
         if len(set(map(str, texts[-1]))) > 1:
             break
     else:
+        exchanges = ctx.outcome("n-sampling").exchanges
+        twice = "" if exchanges.get("first") is exchanges.get("second") else ", twice"
         raise Violation(
-            "all n choices are identical at temperature 1, twice",
+            f"all n choices are identical at temperature 1{twice}",
             expected="at least two different texts", actual=texts[-1], path="choices[].text",
             exchange="n-sampling/second", evidence=compact(texts[-1]),
         )

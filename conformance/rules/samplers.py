@@ -127,6 +127,7 @@ def repeated_ngram(tokens: list[JSON], size: int) -> tuple[int, int] | None:
     "that size can only occur once among the generated result\")",
     source=API, probes=("no-repeat-ngram",), traits=FRIENDLI_WIRE,
     features=("no_repeat_ngram", "choice_tokens"), faults=("no-repeat-ngram-ignored",),
+    fuzz="no-repeat-ngram",
 )
 def no_repeat_ngram_honoured(ctx: CheckContext) -> None:
     tokens = _tokens(ctx, "no-repeat-ngram", "banned")

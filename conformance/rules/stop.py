@@ -35,8 +35,12 @@ def _oracle(ctx: CheckContext) -> tuple[str, str, str]:
     source=SPEC, probes=("stop",), features=("stop",), faults=("stop-leak",), fuzz="stopped",
 )
 def stop_excluded(ctx: CheckContext) -> None:
-    notes = ctx.outcome("stop").notes  # the probe's oracle; a fuzzed request has none
+    outcome = ctx.outcome("stop")
+    notes = outcome.notes  # the probe's oracle; a fuzzed request has none
     expected = notes.get("expected")
+    if "ns" not in outcome.exchanges and "s" in outcome.exchanges:
+        _fuzzed_stream_excluded(ctx)  # a run's stream is STOP-003's, beside its twin
+        return
     stops = stop_strings(ctx.request("stop", "ns"))
     for index, choice in choices_of(ctx, "stop", "ns").items():
         text = text_of(choice, "stop/ns")
@@ -53,6 +57,21 @@ def stop_excluded(ctx: CheckContext) -> None:
             )
     if isinstance(notes.get("baseline_text"), str):
         _unmatched_stop_excluded(ctx, str(notes["baseline_text"]))
+
+
+def _fuzzed_stream_excluded(ctx: CheckContext) -> None:
+    """A fuzzed stream with stop strings, which has no non-streamed twin: its joined text
+    holds none of them (a stream that leaks a stop string, or a token-id prompt's text that
+    holds one, shows it here)."""
+    stops = stop_strings(ctx.request("stop", "s"))
+    for index, choice in assembled(ctx, "stop", "s").items():
+        for stop in (s for s in stops if s in choice.text):
+            raise Violation(
+                "the stream's joined text contains the stop string",
+                expected=f"a text without {stop!r}", actual=choice.text,
+                path=f"choices[{index}].text", exchange="stop/s",
+                evidence=compact({"stop": stop, "texts": choice.texts}),
+            )
 
 
 def stop_strings(body: dict) -> list[str]:

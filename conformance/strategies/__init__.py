@@ -21,16 +21,27 @@ server of the profile must reject. Token ids are below 256, which every byte-lev
 has. Only fields the profile lists (and features it claims) are generated. ``profile`` is a
 name (or a profile file's path) or the :class:`spec.Profile` that ``spec.get_profile`` returned.
 Arguments are checked when the strategy is built, with an error naming the argument.
+
+Stop strings can be taken from text the server wrote (``texts=``, :func:`stop_pieces`), and two
+strategies aim at what random requests seldom show (:mod:`.focused`): :func:`stop_requests`
+(a known prompt with stop strings from its answer) and :func:`independent_samples` (``n`` >= 2
+at temperature 1, mostly seeded).
 """
 
+from .focused import independent_samples, repeat_bans, scored_echoes, stop_requests
 from .invalid import InvalidRequest, invalid_completion_requests
-from .requests import completion_requests, prompt_texts, prompts, stop_sequences
+from .requests import completion_requests, prompt_texts, prompts, stop_pieces, stop_sequences
 
 __all__ = [
     "InvalidRequest",
     "completion_requests",
+    "independent_samples",
     "invalid_completion_requests",
     "prompt_texts",
     "prompts",
+    "repeat_bans",
+    "scored_echoes",
+    "stop_pieces",
+    "stop_requests",
     "stop_sequences",
 ]

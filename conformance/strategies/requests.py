@@ -9,6 +9,8 @@ x prompt lists x ``echo`` x ``logprobs`` x ``stop`` x ``seed``, with the profile
 
 from __future__ import annotations
 
+import re
+from collections.abc import Sequence
 from typing import Any
 
 from hypothesis import strategies as st
@@ -82,14 +84,42 @@ def prompts(profile: ProfileLike = "openai", *, max_prompts: int = 3) -> st.Sear
     return st.one_of(options)
 
 
-def stop_sequences(profile: ProfileLike = "openai") -> st.SearchStrategy[JSON]:
-    """A ``stop`` value: one string or up to the profile's limit (FriendliAI: a list only)."""
+def stop_pieces(texts: Sequence[str]) -> tuple[str, ...]:
+    """Stop strings taken from ``texts`` (what a server wrote): each word with its leading
+    space, each non-space character, and each word's first half, in order of appearance."""
+    found: dict[str, None] = {}
+    for text in texts:
+        if not isinstance(text, str):
+            raise ValueError(f"texts must hold strings, got {text!r}")
+        for word in re.findall(r"\s*\S+", text):
+            found[word] = None
+            core = word.lstrip()
+            if len(core) > 3:
+                found[word[: len(word) - len(core) // 2]] = None
+        for char in text:
+            if not char.isspace():
+                found[char] = None
+    return tuple(found)
+
+
+def stop_sequences(profile: ProfileLike = "openai", *, texts: Sequence[str] = ()
+                   ) -> st.SearchStrategy[JSON]:
+    """A ``stop`` value: one string or up to the profile's limit (FriendliAI: a list only).
+
+    ``texts`` (text the server produced, e.g. a greedy answer) adds stop strings taken from it
+    (:func:`stop_pieces`), drawn three times in four: fixed strings may never occur in what a
+    model writes, and then no stop string is ever matched."""
     resolved = check_profile(profile)
     limit = resolved.limits.get("stop") or 4
-    as_list = st.lists(st.sampled_from(_STOPS), min_size=1, max_size=limit, unique=True)
+    strings: st.SearchStrategy[str] = st.sampled_from(_STOPS)
+    pieces = stop_pieces(texts)
+    if pieces:
+        strings = st.integers(0, 3).flatmap(
+            lambda pick: st.sampled_from(pieces) if pick else st.sampled_from(_STOPS))
+    as_list = st.lists(strings, min_size=1, max_size=limit, unique=True)
     if resolved.wire == "friendli":
         return as_list
-    return st.one_of(st.sampled_from(_STOPS), as_list)
+    return st.one_of(strings, as_list)
 
 
 def _sampling(fields: set[str]) -> dict[str, st.SearchStrategy[JSON]]:
@@ -134,7 +164,8 @@ def _maybe(draw: st.DrawFn, strategy: st.SearchStrategy[JSON]) -> JSON:
 
 @st.composite
 def _build(draw: st.DrawFn, profile: spec.Profile, model: str, max_tokens: int, max_n: int,
-           max_prompts: int, stream: bool | None) -> dict[str, JSON]:
+           max_prompts: int, stream: bool | None, texts: tuple[str, ...] = ()
+           ) -> dict[str, JSON]:
     fields = set(profile.request_fields)
     body: dict[str, JSON] = {"model": model}
     if "tokens" in fields and profile.claims("tokens_prompt") and draw(st.booleans()):
@@ -161,7 +192,7 @@ def _build(draw: st.DrawFn, profile: spec.Profile, model: str, max_tokens: int, 
         if value is not _ABSENT:
             body["echo"] = value
     if profile.claims("stop") and "stop" in fields:
-        value = _maybe(draw, stop_sequences(profile))
+        value = _maybe(draw, stop_sequences(profile, texts=texts))
         if value is not _ABSENT:
             body["stop"] = value
     if profile.claims("seed") and "seed" in fields:
@@ -206,12 +237,15 @@ def completion_requests(
     max_n: int = 3,
     max_prompts: int = 3,
     stream: bool | None = None,
+    texts: Sequence[str] = (),
 ) -> st.SearchStrategy[dict[str, JSON]]:
     """Valid request bodies for ``profile``'s completions operation.
 
     ``max_tokens`` caps generation (live endpoints cost money), as ``max_n`` caps ``n`` (and
     ``best_of``) and ``max_prompts`` the length of prompt lists; ``stream`` fixes streaming on
-    or off (None: both). Every body passes the profile's request schema and cross-field rules.
+    or off (None: both); ``texts`` (what the server wrote) adds stop strings taken from it
+    (:func:`stop_sequences`). Every body passes the profile's request schema and cross-field
+    rules.
     """
     resolved = check_profile(profile)
     check_count("max_tokens", max_tokens)
@@ -221,8 +255,10 @@ def completion_requests(
         raise ValueError(f"stream={stream!r} must be True, False or None")
     if not isinstance(model, str) or not model:
         raise ValueError(f"model={model!r} must be a non-empty string")
+    pieces = tuple(texts)
+    stop_pieces(pieces)  # checks them
     validator = resolved.validator("request")
-    return _build(resolved, model, max_tokens, max_n, max_prompts, stream).filter(
+    return _build(resolved, model, max_tokens, max_n, max_prompts, stream, pieces).filter(
         lambda body: validator.is_valid(body)
         and not spec.cross_field_violations(body, resolved.name)
     )

@@ -174,8 +174,10 @@ def test_the_fuzz_report_is_one_file_with_its_findings(mock: EmbeddedMock, tmp_p
                                                        ) -> None:
     path = tmp_path / "fuzz.html"
     out = io.StringIO()
+    # seed 3: its 10 examples hold a stream (seed 5's no longer did once a quarter of the
+    # valid bodies became aimed draws, conformance/strategies/focused.py)
     status = main(["fuzz", "--base-url", mock.openai_url, "--max-examples", "10",
-                   "--seed", "5", "--workers", "1", "--phases", "fuzzing", "-q",
+                   "--seed", "3", "--workers", "1", "--phases", "fuzzing", "-q",
                    "--header", "X-Mock-Fault: usage-total-wrong", "--no-shrink",
                    "--html", str(path)], out=out, err=io.StringIO())
     assert status == 1, out.getvalue()
@@ -185,7 +187,7 @@ def test_the_fuzz_report_is_one_file_with_its_findings(mock: EmbeddedMock, tmp_p
     assert "FAIL" in next(c for c in cells if c.attrs["href"] == "#USAGE-001").classes
     text = page.text["USAGE-001"]
     assert "fuzz/1: POST /completions" in text and "Reproduce" in text
-    assert "seed: 5" in html and "time to first token" in html  # the fuzzed streams' latency
+    assert "seed: 3" in html and "time to first token" in html  # the fuzzed streams' latency
 
 
 def test_the_report_of_a_real_server_replayed_is_one_file(tmp_path: Path) -> None:

@@ -4,6 +4,8 @@ exchange can show is found by the fuzzer, which knows nothing of faults."""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -11,6 +13,11 @@ from fuzz_support import found_rules, run_cli
 
 from conformance.embedded import EmbeddedMock
 from conformance.rules import FUZZ_CHECKS
+
+FAULTS = subprocess.run(
+    [sys.executable, "-m", "mockserver", "--list-faults"],
+    capture_output=True, text=True, check=True, timeout=60,
+).stdout.split()
 
 LONG_SECONDS = "40"
 """Per profile: three profiles make the two minutes the clean-mock run is allowed."""
@@ -136,3 +143,46 @@ def test_every_schemathesis_check_fails_under_its_faults(mock: EmbeddedMock, rul
                                                          fault: str, tmp_path: Path) -> None:
     """Principle 1 for schemathesis' checks: each FUZZ-NNN record's faults make it fail."""
     assert rule_id in _found(mock, "openai", fault, tmp_path)
+
+
+EVERY_SIXTH = sorted({*FAULTS[::6], "prompt-leak-stream", "seeded-n-identical"})
+"""The issue-33 sample of ``mockserver --list-faults``, with the stop and seed faults it was
+about: it changes as faults are added, so every fault that lands in it must be found or say in
+:data:`UNREACHABLE` why it cannot be."""
+UNREACHABLE = {
+    "stop-tokens-ignored": "FRIENDLI-005 compares a greedy answer with the same request cut by "
+    "one of its token ids: two exchanges",
+    "bad-words-ignored": "FRIENDLI-017/018 ban a token a greedy baseline generated; a drawn ban "
+    "seldom names a token the answer would hold",
+    "min-p-ignored": "FRIENDLI-015 compares a seeded answer with a greedy baseline",
+    "repetition-penalty-ignored": "FRIENDLI-014 compares the penalized answer with a greedy "
+    "baseline",
+    "length-reported-as-stop": "FINISH-005 compares a capped greedy answer with the uncut one: "
+    "alone, a `stop` at max_tokens may be an end-of-text token max_tokens also reached",
+    "stream-token-ids-differ": "FRIENDLI-006 (a SHOULD) compares a stream's token ids with the "
+    "non-streamed choice's: two exchanges",
+    "usage-stream-differs": "USAGE-006 compares a stream's usage with the non-streamed one's: "
+    "two exchanges",
+}
+"""Faults of the sample the fuzzer cannot find, and why: each breaks a rule that compares two
+exchanges (a fuzzed request has no twin), which ``conformance run``'s probes judge."""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("fault", EVERY_SIXTH)
+def test_every_sixth_fault_is_found_in_100_examples(mock: EmbeddedMock, mock_faults: dict,
+                                                    fault: str, tmp_path: Path) -> None:
+    """A 100-example fuzz of the mock (seed 1, no shrinking) finds each reachable fault of the
+    sample on its wire: stop strings come from what the server wrote (conformance/fuzz/
+    produced.py) and seeded n > 1 is drawn often (conformance/strategies/focused.py)."""
+    if fault in UNREACHABLE:
+        pytest.skip(UNREACHABLE[fault])
+    profile = "openai" if "openai" in mock_faults[fault]["profiles"] else "friendli"
+    report = tmp_path / f"{fault}.json"
+    status, out, err = run_cli([
+        "fuzz", "--base-url", mock.url_for(profile), "--profile", profile, "--model",
+        "reference-ngram", "--max-examples", "100", "--seed", "1", "--workers", "1", "-q",
+        "--no-shrink", "--header", f"X-Mock-Fault: {fault}", "--json", str(report),
+    ])
+    assert status == 1, out + err
+    assert found_rules(json.loads(report.read_text())), out

@@ -223,7 +223,10 @@ def _fuzz(url: str, tmp_path: Path) -> tuple[int, dict, str]:
     report = tmp_path / "fuzz.json"
     status, out, err = run_cli([
         "fuzz", "--base-url", url, "--model", "reference-ngram", "--max-examples", "10",
-        "--seed", "1", "--max-requests", "150", "-q", "--json", str(report),
+        # 151: at 150 this run's budget ran out on a request lost on an idle connection, whose
+        # retry the budget cannot pay for, which is a finding by design
+        # (test_the_retry_takes_no_unit_the_budget_does_not_have): not what this test is about
+        "--seed", "1", "--max-requests", "151", "-q", "--json", str(report),
     ])
     assert status in (0, 1), err
     return status, json.loads(report.read_text()), out
