@@ -186,11 +186,17 @@ def repetition_penalty_honoured(ctx: CheckContext) -> None:
     faults=("min-p-ignored",),
 )
 def min_p_honoured(ctx: CheckContext) -> None:
+    sampled_is_greedy(ctx, "min-p", "min_p 1")
+
+
+def sampled_is_greedy(ctx: CheckContext, probe: str, knob: str) -> None:
+    """``probe``'s seeded sample at temperature 1 under ``knob`` (which keeps only the most
+    likely token) equals the greedy baseline's text."""
     greedy = text_of(choice_of(ctx, BASELINES, "looping"), f"{BASELINES}/looping")
-    sampled = text_of(choice_of(ctx, "min-p", "sampled"), "min-p/sampled")
+    sampled = text_of(choice_of(ctx, probe, "sampled"), f"{probe}/sampled")
     if sampled != greedy:
         raise Violation(
-            "sampling under min_p 1 drew other tokens than the most likely ones",
-            expected=greedy, actual=sampled, path="choices[0].text", exchange="min-p/sampled",
-            evidence=compact(sampled),
+            f"sampling under {knob} drew other tokens than the most likely ones",
+            expected=greedy, actual=sampled, path="choices[0].text",
+            exchange=f"{probe}/sampled", evidence=compact(sampled),
         )

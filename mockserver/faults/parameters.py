@@ -29,7 +29,7 @@ class _BodyFault(Fault):
     hook = "body"
 
 
-class _FieldsIgnored(_BodyFault):
+class FieldsIgnored(_BodyFault):
     """A field accepted and then ignored: the engine is handed the body without it."""
 
     ignored: ClassVar[tuple[str, ...]] = ()
@@ -56,7 +56,7 @@ class SeedIgnored(_BodyFault):
 
 
 @register
-class StopIgnored(_FieldsIgnored):
+class StopIgnored(FieldsIgnored):
     name = "stop-ignored"
     description = "Stop strings are not honoured: generation continues past them."
     breaks = "Generation ends at the first stop string, which the text does not contain."
@@ -82,7 +82,7 @@ class MaxTokensOverrun(_BodyFault):
 
 
 @register
-class StopTokensIgnored(_FieldsIgnored):
+class StopTokensIgnored(FieldsIgnored):
     name = "stop-tokens-ignored"
     description = "FriendliAI `stop_tokens` are accepted and ignored: generation runs past them."
     breaks = "FriendliAI: a generated stop token ends generation, with finish_reason stop."
@@ -143,7 +143,7 @@ class SeededNIdentical(_BodyFault):
 
 
 @register
-class BestOfIgnored(_FieldsIgnored):
+class BestOfIgnored(FieldsIgnored):
     name = "best-of-ignored"
     description = "`best_of` is accepted and ignored: the first n candidates are returned."
     breaks = "best_of > n returns the n best of best_of candidates (by mean logprob)."
@@ -152,7 +152,7 @@ class BestOfIgnored(_FieldsIgnored):
 
 
 @register
-class LogitBiasIgnored(_FieldsIgnored):
+class LogitBiasIgnored(FieldsIgnored):
     name = "logit-bias-ignored"
     description = "`logit_bias` is accepted and ignored."
     breaks = "logit_bias -100 bans a token and +100 forces it."
@@ -161,7 +161,7 @@ class LogitBiasIgnored(_FieldsIgnored):
 
 
 @register
-class ResponseFormatIgnored(_FieldsIgnored):
+class ResponseFormatIgnored(FieldsIgnored):
     name = "response-format-ignored"
     description = "FriendliAI's `response_format` is accepted and ignored: the output is free text."
     breaks = ("json_object output is one JSON object, json_schema output validates, regex "
@@ -205,7 +205,7 @@ class StreamDiffers(_BodyFault):
 
 
 @register
-class MinTokensIgnored(_FieldsIgnored):
+class MinTokensIgnored(FieldsIgnored):
     name = "min-tokens-ignored"
     description = "`min_tokens` (FriendliAI, vLLM) and `min_total_tokens` are accepted and ignored."
     breaks = "Generation does not end before min_tokens (or min_total_tokens) are reached."
@@ -214,7 +214,7 @@ class MinTokensIgnored(_FieldsIgnored):
 
 
 @register
-class NoRepeatNgramIgnored(_FieldsIgnored):
+class NoRepeatNgramIgnored(FieldsIgnored):
     name = "no-repeat-ngram-ignored"
     description = "FriendliAI's `no_repeat_ngram` is accepted and ignored."
     breaks = "With no_repeat_ngram N, no N-gram of token ids occurs twice."
@@ -223,7 +223,7 @@ class NoRepeatNgramIgnored(_FieldsIgnored):
 
 
 @register
-class RepetitionPenaltyIgnored(_FieldsIgnored):
+class RepetitionPenaltyIgnored(FieldsIgnored):
     name = "repetition-penalty-ignored"
     description = "`repetition_penalty` is accepted and ignored."
     breaks = "A repetition penalty lowers the score of tokens that already occurred."
@@ -232,7 +232,7 @@ class RepetitionPenaltyIgnored(_FieldsIgnored):
 
 
 @register
-class MinPIgnored(_FieldsIgnored):
+class MinPIgnored(FieldsIgnored):
     name = "min-p-ignored"
     description = "`min_p` is accepted and ignored."
     breaks = "min_p drops tokens less likely than min_p times the most likely one."

@@ -8,30 +8,13 @@ a server that ignores the field is what the harness sees. Spec: ``PresencePenalt
 
 from __future__ import annotations
 
-from typing import ClassVar
-
-from spec import JSON
-
-from .base import FRIENDLI, Fault, FaultContext
+from .base import FRIENDLI
+from .parameters import FieldsIgnored
 from .registry import register
-
-Body = dict[str, JSON]
-
-
-class _Ignored(Fault):
-    """The fields are accepted, then dropped before the engine sees the request."""
-
-    hook = "body"
-    ignored: ClassVar[tuple[str, ...]] = ()
-
-    def alter_body(self, body: Body, ctx: FaultContext) -> Body:
-        for name in self.ignored:
-            body.pop(name, None)
-        return body
 
 
 @register
-class PenaltiesIgnored(_Ignored):
+class PenaltiesIgnored(FieldsIgnored):
     name = "penalties-ignored"
     description = "`presence_penalty` and `frequency_penalty` are accepted and ignored."
     breaks = "A presence or frequency penalty lowers the score of tokens already generated."
@@ -39,7 +22,7 @@ class PenaltiesIgnored(_Ignored):
 
 
 @register
-class TopKIgnored(_Ignored):
+class TopKIgnored(FieldsIgnored):
     name = "top-k-ignored"
     description = "FriendliAI's `top_k` is accepted and ignored."
     breaks = "top_k N samples from the N most likely tokens only (top_k 1 is greedy)."
@@ -48,7 +31,7 @@ class TopKIgnored(_Ignored):
 
 
 @register
-class BadWordsIgnored(_Ignored):
+class BadWordsIgnored(FieldsIgnored):
     name = "bad-words-ignored"
     description = "FriendliAI's `bad_words` and `bad_word_tokens` are accepted and ignored."
     breaks = "Banned phrases and token sequences are never generated."
@@ -57,7 +40,7 @@ class BadWordsIgnored(_Ignored):
 
 
 @register
-class ForcedOutputIgnored(_Ignored):
+class ForcedOutputIgnored(FieldsIgnored):
     name = "forced-output-ignored"
     description = "FriendliAI's `forced_output_tokens` are accepted and ignored."
     breaks = "The output begins with the forced tokens."
