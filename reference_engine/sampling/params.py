@@ -25,6 +25,10 @@ from .errors import InvalidParameter, WrongParameterType
 from .response_format import grammar, schema_text
 
 GREEDY_BELOW = 1e-5
+HUGE_REPETITION_PENALTY = 1e250
+"""Above this, a penalised logit divided by a sampled temperature (>= ``GREEDY_BELOW``) can
+leave the float range: logits are at most ~1e4 in magnitude (logprobs, biases, penalties), so
+below it ``|logit| * penalty / temperature`` stays under ~1e259."""
 RESPONSE_FORMAT_TYPES = ("text", "json_object", "json_schema", "regex")
 JSON_RESPONSE_FORMATS = frozenset({"json_object", "json_schema"})
 CONSTRAINED_RESPONSE_FORMATS = frozenset({"json_object", "json_schema", "regex"})
@@ -254,6 +258,13 @@ class SamplingParams:
         no random draw is made. Dividing logits by a temperature that small would overflow,
         and its distribution is the argmax anyway (vLLM draws the same line)."""
         return self.temperature < GREEDY_BELOW
+
+    @property
+    def scale_can_overflow(self) -> bool:
+        """Whether dividing the processed logprobs by the temperature may overflow (a
+        ``repetition_penalty`` above ``HUGE_REPETITION_PENALTY``): the sampler then computes
+        its weights with overflow allowed, to the limits it means (``-inf``, weight 0)."""
+        return self.repetition_penalty > HUGE_REPETITION_PENALTY
 
     @property
     def xtc_active(self) -> bool:

@@ -100,6 +100,24 @@ def sample(
     """Draw one token id from ``process_logits``' output under ``params`` (see module doc)."""
     if params.greedy:
         return greedy(processed_logprobs, allowed=allowed)
+    if params.scale_can_overflow:  # rare: a huge repetition_penalty; checked once per token
+        with np.errstate(over="ignore", invalid="ignore"):
+            top_logprob = float(processed_logprobs.max())
+            scaled_top = top_logprob / params.temperature
+            if not -np.inf < scaled_top < np.inf:
+                # The most likely token's own scaled logprob overflowed: at that scale every
+                # other token's weight is 0 against it, so the draw is the argmax.
+                return greedy(processed_logprobs, allowed=allowed)
+            return _sample(processed_logprobs, params, rng, allowed)
+    return _sample(processed_logprobs, params, rng, allowed)
+
+
+def _sample(
+    processed_logprobs: FloatArray,
+    params: SamplingParams,
+    rng: RandomSource,
+    allowed: TokenFilter | None,
+) -> int:
     _check(processed_logprobs)
     temperature = params.temperature
     top_logprob = float(processed_logprobs[processed_logprobs.argmax()])  # the max

@@ -283,6 +283,20 @@ def test_extreme_repetition_penalties_saturate_without_warnings(penalty: float) 
     assert choice.completion_tokens == 6
 
 
+@pytest.mark.parametrize("penalty", [1e251, 1e300, 1e308])
+@pytest.mark.parametrize("temperature", [1e-5, 1e-3, 0.5])
+def test_a_huge_repetition_penalty_at_a_low_temperature_samples_without_warnings(
+    penalty: float, temperature: float
+) -> None:
+    """The penalised logits divided by the temperature leave the float range (a schemathesis
+    run of the mock once got a 500 from that overflow): the weights reach their limits."""
+    params = SamplingParams(repetition_penalty=penalty, temperature=temperature)
+    first, again = (complete(prompts=("the the the the the the",), seed=1, max_tokens=8,
+                             sampling=params) for _ in range(2))
+    assert first.choices[0].completion_tokens == 8
+    assert first.choices[0].text == again.choices[0].text
+
+
 @pytest.mark.parametrize("temperature", [5e-324, 1e-7])
 def test_temperatures_below_the_greedy_threshold_are_greedy(temperature: float) -> None:
     text = complete(seed=1, max_tokens=8, sampling=SamplingParams(temperature=temperature))
