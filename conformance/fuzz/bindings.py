@@ -218,6 +218,26 @@ def no_repeat_ngram(sample: Sample) -> Outcomes | None:
     return _filed("no-repeat-ngram", "banned", sample)
 
 
+def forced_output(sample: Sample) -> Outcomes | None:
+    """A non-streamed FriendliAI request with ``forced_output_tokens``, as
+    ``forced-output/forced``: its choice's tokens begin with them. Not where something else
+    may end the output before they are all out: ``max_tokens`` below their number (or left to
+    the server's default), a total-token bound, stop strings or tokens, banned words, or a
+    ``response_format`` grammar."""
+    body = sample.request
+    forced = body.get("forced_output_tokens")
+    if not sample.valid or sample.streamed or not isinstance(forced, list) or not forced:
+        return None
+    if any(body.get(name) is not None for name in (
+            "max_total_tokens", "stop", "stop_tokens", "bad_words", "bad_word_tokens",
+            "response_format")):
+        return None
+    max_tokens = body.get("max_tokens")
+    if not isinstance(max_tokens, int) or isinstance(max_tokens, bool) or max_tokens < len(forced):
+        return None
+    return _filed("forced-output", "forced", sample, notes={"forced": forced})
+
+
 def plain(sample: Sample) -> Outcomes | None:
     """Any valid non-streamed request, as ``batch/ns``."""
     return _filed("batch", "ns", sample) if sample.valid and not sample.streamed else None
@@ -282,6 +302,7 @@ BINDERS: dict[str, Binder] = {
     "logprobs": logprobs,
     "independent-samples": independent_samples,
     "no-repeat-ngram": no_repeat_ngram,
+    "forced-output": forced_output,
     "echo-scored": echo_scored,
     "models-list": models_list,
 }

@@ -152,6 +152,7 @@ def bad_words_honoured(ctx: CheckContext) -> None:
     "output\")",
     source=SPEC, probes=(BASELINES, "forced-output"), traits=FRIENDLI_WIRE,
     features=("forced_output_tokens", "choice_tokens"), faults=("forced-output-ignored",),
+    fuzz="forced-output",
 )
 def forced_output_honoured(ctx: CheckContext) -> None:
     forced = ctx.note("forced-output", "forced")

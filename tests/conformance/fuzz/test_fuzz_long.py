@@ -163,6 +163,8 @@ UNREACHABLE = {
     "non-streamed choice's: two exchanges",
     "usage-stream-differs": "USAGE-006 compares a stream's usage with the non-streamed one's: "
     "two exchanges",
+    "penalties-ignored": "SAMPLING-001/002 compare a penalized greedy answer with the same "
+    "request unpenalized: two exchanges",
 }
 """Faults of the sample the fuzzer cannot find, and why: each breaks a rule that compares two
 exchanges (a fuzzed request has no twin), which ``conformance run``'s probes judge."""
