@@ -35,7 +35,8 @@ from conformance.views import compact
 from spec import JSON
 
 from .base import API, MUST, OPENAI_WIRE, SCHEMAS, rule
-from .common import assembled, choice_of, choices_of, integer, judgeable, text_of, usage_of
+from .common import assembled, choice_of, choices_of, judgeable, text_of, usage_of
+from .samplers import min_tokens_held
 
 REQUEST = f"{SCHEMAS}/CompletionRequest/properties"
 VLLM_REQUEST = f"{SCHEMAS}/VllmCompletionRequest/properties"
@@ -56,17 +57,7 @@ TOKEN_ID_NAME = re.compile(r"token_id:[0-9]+")
     faults=("min-tokens-ignored",),
 )
 def min_tokens_holds_off_the_end(ctx: CheckContext) -> None:
-    _, completion, _ = usage_of(ctx, "min-tokens", "min")
-    asked = integer(ctx.request("min-tokens", "min").get("min_tokens"))
-    if asked is None:
-        raise NotApplicable("min-tokens/min sent no integer min_tokens")
-    least = min(asked, MAX_TOKENS)
-    if completion < least:
-        raise Violation(
-            f"{completion} tokens were generated under min_tokens {least}",
-            expected=f">= {least}", actual=completion, path="usage.completion_tokens",
-            exchange="min-tokens/min", evidence=compact(choice_of(ctx, "min-tokens", "min")),
-        )
+    min_tokens_held(ctx)
 
 
 @rule(

@@ -54,6 +54,12 @@ def _tokens(ctx: CheckContext, probe: str, key: str) -> list[JSON]:
     faults=("min-tokens-ignored",),
 )
 def min_tokens_honoured(ctx: CheckContext) -> None:
+    min_tokens_held(ctx)
+
+
+def min_tokens_held(ctx: CheckContext) -> None:
+    """``min-tokens/min`` generated at least min(min_tokens, MAX_TOKENS) tokens: the check of
+    both wires' ``min_tokens`` rules (FriendliAI's FRIENDLI-010, vLLM's EXT-001)."""
     _, completion, _ = usage_of(ctx, "min-tokens", "min")
     least = min(_requested(ctx, "min-tokens", "min", "min_tokens"), MAX_TOKENS)
     if completion < least:

@@ -13,11 +13,14 @@ from collections.abc import Iterator
 
 from spec import JSON
 
+from ..variants import StreamContext
+from ..variants.chunks import FinishOnLastToken
 from .base import FRIENDLI, Fault, FaultContext
 from .registry import register
 from .shapes import choices
 
 Chunk = dict[str, JSON]
+_LAST_TOKEN_CARRIES_FINISH = FinishOnLastToken()
 
 Payload = dict[str, JSON]
 
@@ -195,38 +198,11 @@ class LastTokenIdMissing(Fault):
     stream = True
 
     def alter_chunks(self, chunks: Iterator[Chunk], ctx: FaultContext) -> Iterator[Chunk]:
-        pending: dict[JSON, Chunk] = {}
-        for chunk in chunks:
+        # The valid rendering (mockserver.variants' finish-on-last-token keeps the id), then
+        # the one deviation: the id dropped from the chunk that carries the reason.
+        for chunk in _LAST_TOKEN_CARRIES_FINISH.alter_chunks(chunks, StreamContext(False)):
             entries = choices(chunk)
-            if len(entries) != 1:
-                yield from pending.values()
-                pending.clear()
-                yield chunk
-                continue
-            index = entries[0].get("index")
-            if entries[0].get("finish_reason") is None:
-                if index in pending:
-                    yield pending.pop(index)
-                pending[index] = chunk
-                continue
-            last = pending.pop(index, None)
-            if last is not None:
-                yield {**chunk, "choices": [_carried_without_id(choices(last)[0], entries[0])]}
-            else:
-                yield chunk
-        yield from pending.values()
-
-
-def _carried_without_id(last: dict[str, JSON], finish: dict[str, JSON]) -> dict[str, JSON]:
-    """The finish choice carrying the last token's text (and what else it has), no ``token``."""
-    merged = {key: value for key, value in finish.items() if key != "token"}
-    for key, value in last.items():
-        if key != "token" and merged.get(key) in (None, ""):
-            merged[key] = value
-    merged["text"] = f"{last.get('text') or ''}{finish.get('text') or ''}"
-    early, late = last.get("logprobs"), finish.get("logprobs")
-    if isinstance(early, dict) and isinstance(late, dict):  # each array: the token's, then
-        merged["logprobs"] = {key: value + late[key] if isinstance(value, list)
-                              and isinstance(late.get(key), list) else value
-                              for key, value in early.items()}
-    return merged
+            if len(entries) == 1 and entries[0].get("finish_reason") is not None:
+                chunk = {**chunk, "choices": [
+                    {key: value for key, value in entries[0].items() if key != "token"}]}
+            yield chunk
