@@ -1,41 +1,25 @@
-"""Probes: the named requests the rules read (see :mod:`conformance.probes.model`)."""
+"""Probes: the named requests the rules read (see :mod:`conformance.probes.model`).
+
+Every other module of this package is a probe module, one per area of the contract, whose
+probes register themselves on import (:mod:`.registry`): this package imports them all, in
+name order, so a new area is a new module and no list here.
+"""
 
 from __future__ import annotations
 
-from types import ModuleType
+import importlib
+import pkgutil
 
-from . import (
-    core,
-    errors,
-    extensions,
-    friendli,
-    params,
-    samplers,
-    sampling_fields,
-    structured,
-    text,
-)
 from .model import Probe, ProbeOutcome, ProbeSession
+from .registry import PROBES, ProbeRegistry, probe
 
-
-def _registry(*modules: ModuleType) -> dict[str, Probe]:
-    """Every module's probes by name, in module order; a name taken twice is an error at
-    import (as the rule catalog and the fault registry refuse duplicates)."""
-    probes: dict[str, Probe] = {}
-    for module in modules:
-        for probe in module.PROBES:
-            if probe.name in probes:
-                raise ValueError(f"probe {probe.name!r} is registered twice")
-            probes[probe.name] = probe
-    return probes
-
-
-PROBES = _registry(core, text, params, errors, friendli, structured, samplers, extensions,
-                   sampling_fields)
+for _module in pkgutil.iter_modules(__path__):  # the probe modules register their probes
+    importlib.import_module(f"{__name__}.{_module.name}")
 
 
 def probe_closure(names: set[str]) -> list[str]:
-    """``names`` and every probe they need, dependencies first, in catalog order."""
+    """``names`` and every probe they need, in registry order (the runner awaits each
+    probe's needs before it starts)."""
     wanted: set[str] = set()
     pending = list(names)
     while pending:
@@ -49,4 +33,5 @@ def probe_closure(names: set[str]) -> list[str]:
     return [name for name in PROBES if name in wanted]
 
 
-__all__ = ["PROBES", "Probe", "ProbeOutcome", "ProbeSession", "probe_closure"]
+__all__ = ["PROBES", "Probe", "ProbeOutcome", "ProbeRegistry", "ProbeSession", "probe",
+           "probe_closure"]

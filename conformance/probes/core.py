@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from spec import JSON
 
-from .model import Probe, ProbeSession
+from .model import ProbeSession
 from .prompts import (
     NEAR_GREEDY_TOP_P,
     PROMPT_A,
@@ -18,12 +18,14 @@ from .prompts import (
     SEED,
     UNICODE_PROMPT,
 )
+from .registry import probe
 
 
 def usage_options(s: ProbeSession) -> JSON:
     return {"include_usage": True} if s.claims("include_usage") else None
 
 
+@probe("greedy", "PROMPT_A at temperature 0, non-streamed and streamed")
 async def greedy(s: ProbeSession) -> None:
     """PROMPT_A at temperature 0, non-streamed and streamed (with usage when claimed)."""
     common = {"max_tokens": s.settings.max_tokens, "temperature": 0}
@@ -33,6 +35,7 @@ async def greedy(s: ProbeSession) -> None:
     )
 
 
+@probe("seeded", "seeded sampling, repeated under concurrent unseeded traffic", features=("seed",))
 async def seeded(s: ProbeSession) -> None:
     """A seeded request at temperature 1: non-streamed, streamed, then twice more while two
     unseeded requests run at the same time (bug class 33: seeds ignored when batched)."""
@@ -52,6 +55,7 @@ async def seeded(s: ProbeSession) -> None:
     )
 
 
+@probe("usage-matrix", "streams with stream_options absent, {} and include_usage false")
 async def usage_matrix(s: ProbeSession) -> None:
     """Streams with ``stream_options`` absent, ``{}`` and ``{"include_usage": false}``."""
     common = {"max_tokens": 4, "temperature": 0, "stream": True}
@@ -62,6 +66,7 @@ async def usage_matrix(s: ProbeSession) -> None:
     )
 
 
+@probe("batch", "two prompts with n=2, non-streamed and streamed", features=("n", "prompt_lists"))
 async def batch(s: ProbeSession) -> None:
     """``prompt: [A, B]`` with ``n: 2`` at temperature 0, both ways, and B alone.
 
@@ -102,6 +107,7 @@ def sampled_retry(s: ProbeSession, body: dict[str, JSON]) -> dict[str, JSON]:
                              seed=seed)}
 
 
+@probe("n-sampling", "n=4 at temperature 1, unseeded twice and seeded once", features=("n",))
 async def n_sampling(s: ProbeSession) -> None:
     """``n: 4`` at temperature 1, twice (so one unlucky draw cannot fail the rule), and once
     with a seed (a server that gives every choice the seed would return n copies)."""
@@ -112,6 +118,7 @@ async def n_sampling(s: ProbeSession) -> None:
     await s.gather(*steps)
 
 
+@probe("length", "max_tokens=3 at temperature 0")
 async def length(s: ProbeSession) -> None:
     """PROMPT_A at temperature 0 with ``max_tokens: 3``: shorter than ``greedy``'s text."""
     logprobs = 0 if s.claims("logprobs") else None
@@ -119,6 +126,7 @@ async def length(s: ProbeSession) -> None:
     s.note("max_tokens", 3)
 
 
+@probe("unicode", "a continuation with multi-byte characters, both ways")
 async def unicode(s: ProbeSession) -> None:
     """A prompt whose continuation has multi-byte characters, non-streamed and streamed."""
     common = {"max_tokens": s.settings.max_tokens, "temperature": 0}
@@ -126,18 +134,3 @@ async def unicode(s: ProbeSession) -> None:
         s.complete("ns", s.body(UNICODE_PROMPT, **common)),
         s.complete("s", s.body(UNICODE_PROMPT, **common, stream=True)),
     )
-
-
-PROBES = (
-    Probe("greedy", "PROMPT_A at temperature 0, non-streamed and streamed", greedy),
-    Probe("seeded", "seeded sampling, repeated under concurrent unseeded traffic", seeded,
-          features=("seed",)),
-    Probe("usage-matrix", "streams with stream_options absent, {} and include_usage false",
-          usage_matrix),
-    Probe("batch", "two prompts with n=2, non-streamed and streamed", batch,
-          features=("n", "prompt_lists")),
-    Probe("n-sampling", "n=4 at temperature 1, unseeded twice and seeded once", n_sampling,
-          features=("n",)),
-    Probe("length", "max_tokens=3 at temperature 0", length),
-    Probe("unicode", "a continuation with multi-byte characters, both ways", unicode),
-)

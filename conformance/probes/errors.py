@@ -8,10 +8,12 @@ FriendliAI) and ``GET /v1/models`` (``ModelList``).
 from __future__ import annotations
 
 from .invalid_cases import invalid_cases, valid_base
-from .model import Probe, ProbeSession
+from .model import ProbeSession
 from .prompts import PROMPT_A
+from .registry import probe
 
 
+@probe("invalid", "invalid requests from the contract, then a health check")
 async def invalid(s: ProbeSession) -> None:
     """Every invalid case of the profile, concurrently; then the valid request they were all
     made from (health: a server that stays broken, or remembers the errors, fails it)."""
@@ -27,11 +29,6 @@ async def invalid(s: ProbeSession) -> None:
     await s.complete("health", valid_base(s.settings.model, PROMPT_A))
 
 
+@probe("models", "GET /models", operation="models")
 async def models(s: ProbeSession) -> None:
     await s.get("list", s.settings.models_url)
-
-
-PROBES = (
-    Probe("invalid", "invalid requests from the contract, then a health check", invalid),
-    Probe("models", "GET /models", models, operation="models"),
-)

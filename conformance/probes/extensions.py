@@ -16,7 +16,8 @@ from __future__ import annotations
 
 from spec import JSON
 
-from .model import Probe, ProbeSession, ok_json
+from .model import ProbeSession, ok_json
+from .registry import probe
 from .samplers import ENDING_PROMPT, LOOPING_PROMPT, MAX_TOKENS
 
 TOKEN_NAMES = "token-id-names"
@@ -33,10 +34,13 @@ def _greedy(prompt: str, **fields: JSON) -> dict[str, JSON]:
     return {"prompt": prompt, "max_tokens": MAX_TOKENS, "temperature": 0, **fields}
 
 
+@probe("ignore-eos", "ignore_eos on a greedy answer that ends early", features=("ignore_eos",))
 async def ignore_eos(s: ProbeSession) -> None:
     await s.complete("ignore", s.body(**_greedy(ENDING_PROMPT, ignore_eos=True)))
 
 
+@probe(TOKEN_NAMES, "a greedy answer's logprob tokens by text and as token_id:N",
+       features=("return_tokens_as_token_ids",))
 async def token_id_names(s: ProbeSession) -> None:
     """The greedy answer with logprobs, its tokens named by text and by id."""
     await s.gather(
@@ -81,6 +85,8 @@ def stop_token_choice(text: str, names: list[str], ids: list[str]) -> tuple[int,
     return None
 
 
+@probe("stop-token-ids", "stop_token_ids with a token of the greedy answer",
+       features=("stop_token_ids", "return_tokens_as_token_ids"), needs=(TOKEN_NAMES,))
 async def stop_token_ids(s: ProbeSession) -> None:
     earlier = s.earlier(TOKEN_NAMES).exchanges
     plain = _tokens(ok_json(earlier["plain"])) if "plain" in earlier else None
@@ -107,6 +113,8 @@ def stop_string_choice(text: str) -> str | None:
     return None
 
 
+@probe("include-stop", "include_stop_str_in_output with a stop string of the greedy answer",
+       features=("include_stop_str_in_output", "stop"))
 async def include_stop(s: ProbeSession) -> None:
     baseline = await s.complete("baseline", s.body(**_greedy(LOOPING_PROMPT)))
     body = ok_json(baseline)
@@ -123,21 +131,8 @@ async def include_stop(s: ProbeSession) -> None:
                    s.complete("s", s.body(**fields, stream=True)))
 
 
+@probe("prompt-logprobs", f"prompt_logprobs {PROMPT_LOGPROBS}, non-streamed",
+       features=("prompt_logprobs",))
 async def prompt_logprobs(s: ProbeSession) -> None:
     await s.complete("ranked", s.body(ENDING_PROMPT, max_tokens=1, temperature=0,
                                       prompt_logprobs=PROMPT_LOGPROBS))
-
-
-PROBES = (
-    Probe("ignore-eos", "ignore_eos on a greedy answer that ends early", ignore_eos,
-          features=("ignore_eos",)),
-    Probe(TOKEN_NAMES, "a greedy answer's logprob tokens by text and as token_id:N",
-          token_id_names, features=("return_tokens_as_token_ids",)),
-    Probe("stop-token-ids", "stop_token_ids with a token of the greedy answer",
-          stop_token_ids, features=("stop_token_ids", "return_tokens_as_token_ids"),
-          needs=(TOKEN_NAMES,)),
-    Probe("include-stop", "include_stop_str_in_output with a stop string of the greedy answer",
-          include_stop, features=("include_stop_str_in_output", "stop")),
-    Probe("prompt-logprobs", f"prompt_logprobs {PROMPT_LOGPROBS}, non-streamed",
-          prompt_logprobs, features=("prompt_logprobs",)),
-)

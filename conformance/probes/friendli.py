@@ -8,18 +8,23 @@ when generated") and ``FriendliCompletionChoice`` in ``spec/completions.yaml``.
 
 from __future__ import annotations
 
-from .model import Probe, ProbeSession, first_choice
+from .model import ProbeSession, first_choice
 from .prompts import OTHER_SEEDS, PROMPT_A, SAMPLING_TEMPERATURE, TOKEN_PROMPT
+from .registry import probe
 
 FRIENDLI = ("wire=friendli",)
 
 
+@probe("friendli-tokens", "a prompt given as FriendliAI `tokens`", features=("tokens_prompt",),
+       traits=FRIENDLI)
 async def tokens_prompt(s: ProbeSession) -> None:
     ids = list(TOKEN_PROMPT)
     await s.complete("tokens", s.body(tokens=ids, max_tokens=4, temperature=0))
     s.note("length", len(ids))
 
 
+@probe("friendli-seeds", "seed lists, server-picked seeds and their replay",
+       features=("choice_seed",), traits=FRIENDLI)
 async def seeds(s: ProbeSession) -> None:
     """A seed list with ``n: 2``; an unseeded request; then its returned seed, replayed."""
     common = {"max_tokens": s.settings.max_tokens, "temperature": SAMPLING_TEMPERATURE}
@@ -36,6 +41,8 @@ async def seeds(s: ProbeSession) -> None:
         s.missing("replay", "the unseeded choice returned no seed")
 
 
+@probe("stop-tokens", "a generated token id used as stop_tokens",
+       features=("stop_tokens", "choice_tokens"), traits=FRIENDLI)
 async def stop_tokens(s: ProbeSession) -> None:
     """Greedy baseline with its token ids; then one of those ids as a stop token."""
     common = {"max_tokens": s.settings.max_tokens, "temperature": 0}
@@ -53,13 +60,3 @@ async def stop_tokens(s: ProbeSession) -> None:
             await s.complete("stopped", body)
             return
     s.missing("stopped", "no token id occurs first after position 2")
-
-
-PROBES = (
-    Probe("friendli-tokens", "a prompt given as FriendliAI `tokens`", tokens_prompt,
-          features=("tokens_prompt",), traits=FRIENDLI),
-    Probe("friendli-seeds", "seed lists, server-picked seeds and their replay", seeds,
-          features=("choice_seed",), traits=FRIENDLI),
-    Probe("stop-tokens", "a generated token id used as stop_tokens", stop_tokens,
-          features=("stop_tokens", "choice_tokens"), traits=FRIENDLI),
-)

@@ -15,7 +15,7 @@ from spec import JSON
 
 from .decoded_ids import decode_body, decode_page, further_pages, ids_of, page_ids, table_of
 from .logprob_tokens import generated_tokens
-from .model import Probe, ProbeSession, first_choice
+from .model import ProbeSession, first_choice
 from .prompts import (
     BEST_OF,
     BEST_OF_SEED,
@@ -25,9 +25,11 @@ from .prompts import (
     VOCAB_COUNT,
     VOCAB_FIRST_ID,
 )
+from .registry import probe
 from .token_ids import LearnedId, first_generated_id
 
 
+@probe("token-prompts", "prompts given as [int] and [[int]]", features=("token_prompts",))
 async def token_prompts(s: ProbeSession) -> None:
     """``prompt: [int]`` and ``prompt: [[int]]``, and the flat one streamed."""
     ids = list(TOKEN_PROMPT)
@@ -40,6 +42,8 @@ async def token_prompts(s: ProbeSession) -> None:
     s.note("length", len(ids))
 
 
+@probe("vocab", "decode token ids by echoing a token prompt",
+       features=("token_prompts", "echo", "echo_logprobs", "max_tokens_zero"))
 async def vocab(s: ProbeSession) -> None:
     """Decode a range of token ids: echo a token prompt with ``max_tokens: 0`` and logprobs."""
     ids = page_ids(VOCAB_FIRST_ID)
@@ -63,6 +67,8 @@ def pick_forced(table: dict[str, str], avoid: set[str]) -> tuple[str, str | None
     return None
 
 
+@probe("logit-bias", "logit_bias -100 on the greedy token, +100 on another",
+       features=("logit_bias", "logprobs"), needs=("vocab",))
 async def logit_bias(s: ProbeSession) -> None:
     """Greedy baseline; then -100 on its first token's id and +100 on another word's id.
 
@@ -160,6 +166,7 @@ async def _search(s: ProbeSession, table: dict[str, str] | None, first: str | No
     return Search(merged, f"ids {', '.join(decoded)} decoded by echo")
 
 
+@probe("best-of", "best_of 3 against the same seed's 3 candidates", features=("best_of",))
 async def best_of(s: ProbeSession) -> None:
     """``best_of: 3, n: 1`` seeded; the same seed with ``n: 3``; and ``best_of == n``."""
     logprobs = 0 if s.claims("logprobs") else None
@@ -174,15 +181,3 @@ async def best_of(s: ProbeSession) -> None:
         s.complete("candidates", s.body(PROMPT_A, **common, n=BEST_OF, seed=seed)),
         s.complete("equal", s.body(PROMPT_A, max_tokens=4, temperature=1.0, best_of=2, n=2)),
     )
-
-
-PROBES = (
-    Probe("token-prompts", "prompts given as [int] and [[int]]", token_prompts,
-          features=("token_prompts",)),
-    Probe("vocab", "decode token ids by echoing a token prompt", vocab,
-          features=("token_prompts", "echo", "echo_logprobs", "max_tokens_zero")),
-    Probe("logit-bias", "logit_bias -100 on the greedy token, +100 on another", logit_bias,
-          features=("logit_bias", "logprobs"), needs=("vocab",)),
-    Probe("best-of", "best_of 3 against the same seed's 3 candidates", best_of,
-          features=("best_of",)),
-)

@@ -20,8 +20,9 @@ from __future__ import annotations
 from spec import JSON
 
 from .friendli import FRIENDLI
-from .model import Probe, ProbeBody, ProbeSession, ok_json
+from .model import ProbeBody, ProbeSession, ok_json
 from .prompts import SAMPLING_TEMPERATURE, SEED
+from .registry import probe
 
 ENDING_PROMPT = "It was going to be a fine"
 """A sentence about to end: greedy models finish it and stop in a few tokens."""
@@ -45,6 +46,8 @@ def _greedy(prompt: str, **fields: JSON) -> dict[str, JSON]:
     return {"prompt": prompt, "max_tokens": MAX_TOKENS, "temperature": 0, **fields}
 
 
+@probe(BASELINES, "greedy answers of a sentence about to end and of a repeating one",
+       traits=FRIENDLI)
 async def baselines(s: ProbeSession) -> None:
     """The two greedy answers the sampler probes are compared with."""
     await s.gather(
@@ -62,10 +65,14 @@ def _prompt_tokens(s: ProbeSession) -> int | None:
     return count if isinstance(count, int) and not isinstance(count, bool) and count > 0 else None
 
 
+@probe("min-tokens", "min_tokens past where the greedy answer ends",
+       features=("min_tokens",))  # both wires: FriendliAI's and vLLM's min_tokens
 async def min_tokens(s: ProbeSession) -> None:
     await s.complete("min", s.body(**_greedy(ENDING_PROMPT, min_tokens=MIN_TOKENS)))
 
 
+@probe("min-total-tokens", "min_total_tokens past where the greedy answer ends",
+       features=("min_total_tokens",), traits=FRIENDLI, needs=(BASELINES,))
 async def min_total_tokens(s: ProbeSession) -> None:
     prompt = _prompt_tokens(s)
     if prompt is None:
@@ -75,6 +82,8 @@ async def min_total_tokens(s: ProbeSession) -> None:
                                              min_total_tokens=prompt + MIN_TOKENS)))
 
 
+@probe("max-total-tokens", "max_total_tokens below the greedy answer's total",
+       features=("max_total_tokens",), traits=FRIENDLI, needs=(BASELINES,))
 async def max_total_tokens(s: ProbeSession) -> None:
     prompt = _prompt_tokens(s)
     if prompt is None:
@@ -85,33 +94,18 @@ async def max_total_tokens(s: ProbeSession) -> None:
 
 
 def _one_request(key: str, **fields: JSON) -> ProbeBody:
+    """A probe body sending one greedy request on :data:`LOOPING_PROMPT` with ``fields``."""
     async def run(s: ProbeSession) -> None:
         await s.complete(key, s.body(**_greedy(LOOPING_PROMPT, **fields)))
     return run
 
 
-def _needs_baselines(name: str, description: str, run: ProbeBody, *features: str) -> Probe:
-    return Probe(name, description, run, features=features, traits=FRIENDLI, needs=(BASELINES,))
-
-
-PROBES = (
-    Probe(BASELINES, "greedy answers of a sentence about to end and of a repeating one",
-          baselines, traits=FRIENDLI),
-    Probe("min-tokens", "min_tokens past where the greedy answer ends", min_tokens,
-          features=("min_tokens",)),  # both wires: FriendliAI's and vLLM's min_tokens
-    _needs_baselines("min-total-tokens", "min_total_tokens past where the greedy answer ends",
-                     min_total_tokens, "min_total_tokens"),
-    _needs_baselines("max-total-tokens", "max_total_tokens below the greedy answer's total",
-                     max_total_tokens, "max_total_tokens"),
-    Probe("no-repeat-ngram", f"no_repeat_ngram {NGRAM} on a repeating greedy answer",
-          _one_request("banned", no_repeat_ngram=NGRAM),
-          features=("no_repeat_ngram", "choice_tokens"), traits=FRIENDLI),
-    _needs_baselines("repetition-penalty",
-                     f"repetition_penalty {REPETITION_PENALTY} on a repeating greedy answer",
-                     _one_request("penalized", repetition_penalty=REPETITION_PENALTY),
-                     "repetition_penalty", "choice_tokens"),
-    _needs_baselines("min-p", f"min_p {MIN_P} at temperature {SAMPLING_TEMPERATURE}, seeded",
-                     _one_request("sampled", min_p=MIN_P, temperature=SAMPLING_TEMPERATURE,
-                                  seed=SEED),
-                     "min_p"),
-)
+probe("no-repeat-ngram", f"no_repeat_ngram {NGRAM} on a repeating greedy answer",
+      features=("no_repeat_ngram", "choice_tokens"), traits=FRIENDLI)(
+    _one_request("banned", no_repeat_ngram=NGRAM))
+probe("repetition-penalty", f"repetition_penalty {REPETITION_PENALTY} on a repeating greedy answer",
+      features=("repetition_penalty", "choice_tokens"), traits=FRIENDLI, needs=(BASELINES,))(
+    _one_request("penalized", repetition_penalty=REPETITION_PENALTY))
+probe("min-p", f"min_p {MIN_P} at temperature {SAMPLING_TEMPERATURE}, seeded",
+      features=("min_p",), traits=FRIENDLI, needs=(BASELINES,))(
+    _one_request("sampled", min_p=MIN_P, temperature=SAMPLING_TEMPERATURE, seed=SEED))

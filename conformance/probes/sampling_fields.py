@@ -28,8 +28,9 @@ import re
 from spec import JSON
 
 from .friendli import FRIENDLI
-from .model import Probe, ProbeSession, first_choice
+from .model import ProbeSession, first_choice
 from .prompts import SAMPLING_TEMPERATURE, SEED
+from .registry import probe
 from .samplers import BASELINES, LOOPING_PROMPT, MAX_TOKENS
 
 PENALTY = 2.0
@@ -43,6 +44,9 @@ def _greedy(**fields: JSON) -> dict[str, JSON]:
     return {"prompt": LOOPING_PROMPT, "max_tokens": MAX_TOKENS, "temperature": 0, **fields}
 
 
+@probe("penalties",
+       f"presence_penalty and frequency_penalty {PENALTY} on a repeating greedy answer",
+       features=("penalties", "logprobs"))
 async def penalties(s: ProbeSession) -> None:
     """The greedy answer (with logprobs, whose tokens show where it repeats one), and the same
     with ``presence_penalty`` and with ``frequency_penalty`` at :data:`PENALTY`."""
@@ -64,11 +68,15 @@ def baseline_tokens(s: ProbeSession, key: str) -> list[int] | None:
     return None
 
 
+@probe("top-k", f"top_k 1 at temperature {SAMPLING_TEMPERATURE}, seeded", features=("top_k",),
+       traits=FRIENDLI, needs=(BASELINES,))
 async def top_k(s: ProbeSession) -> None:
     await s.complete("sampled", s.body(**_greedy(top_k=1, temperature=SAMPLING_TEMPERATURE,
                                                  seed=SEED)))
 
 
+@probe("bad-words", "the greedy answer's first token and word banned", features=("bad_words",),
+       traits=FRIENDLI, needs=(BASELINES,))
 async def bad_words(s: ProbeSession) -> None:
     """The looping baseline's first token banned by id, and its first word banned as text."""
     tokens = baseline_tokens(s, "looping")
@@ -98,6 +106,8 @@ def first_word(text: str) -> str | None:
     return found.group(0) if found else None
 
 
+@probe("forced-output", f"{FORCED_TOKENS} tokens of another answer forced",
+       features=("forced_output_tokens", "choice_tokens"), traits=FRIENDLI, needs=(BASELINES,))
 async def forced_output(s: ProbeSession) -> None:
     """The looping prompt forced to start as the ending prompt's greedy answer does."""
     tokens = baseline_tokens(s, "ending")
@@ -107,16 +117,3 @@ async def forced_output(s: ProbeSession) -> None:
     forced = tokens[:FORCED_TOKENS]
     s.note("forced", forced)
     await s.complete("forced", s.body(**_greedy(forced_output_tokens=forced)))
-
-
-PROBES = (
-    Probe("penalties", f"presence_penalty and frequency_penalty {PENALTY} on a repeating greedy "
-          "answer", penalties, features=("penalties", "logprobs")),
-    Probe("top-k", f"top_k 1 at temperature {SAMPLING_TEMPERATURE}, seeded", top_k,
-          features=("top_k",), traits=FRIENDLI, needs=(BASELINES,)),
-    Probe("bad-words", "the greedy answer's first token and word banned", bad_words,
-          features=("bad_words",), traits=FRIENDLI, needs=(BASELINES,)),
-    Probe("forced-output", f"{FORCED_TOKENS} tokens of another answer forced", forced_output,
-          features=("forced_output_tokens", "choice_tokens"), traits=FRIENDLI,
-          needs=(BASELINES,)),
-)

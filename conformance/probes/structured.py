@@ -12,8 +12,9 @@ from __future__ import annotations
 from spec import JSON
 
 from .friendli import FRIENDLI
-from .model import Probe, ProbeSession
+from .model import ProbeSession
 from .prompts import PROMPT_A
+from .registry import probe
 
 SCHEMA: JSON = {
     "type": "object",
@@ -27,6 +28,8 @@ PATTERN_PREFIX = "[a-c]{0,4}|[a-c]{2,4}-[0-9]{0,3}"
 MAX_TOKENS = 32
 
 
+@probe("structured-outputs", "response_format json_object, json_schema and regex, greedy",
+       features=("response_format",), traits=FRIENDLI)
 async def structured(s: ProbeSession) -> None:
     common: dict[str, JSON] = {"max_tokens": MAX_TOKENS, "temperature": 0}
     await s.gather(
@@ -38,9 +41,3 @@ async def structured(s: ProbeSession) -> None:
         s.complete("regex", s.body(
             PROMPT_A, **common, response_format={"type": "regex", "schema": PATTERN})),
     )
-
-
-PROBES = (
-    Probe("structured-outputs", "response_format json_object, json_schema and regex, greedy",
-          structured, features=("response_format",), traits=FRIENDLI),
-)

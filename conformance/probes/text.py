@@ -11,8 +11,9 @@ from collections.abc import Sequence
 
 from conformance.views import char_offsets
 
-from .model import Probe, ProbeSession, first_choice
+from .model import ProbeSession, first_choice
 from .prompts import NEVER_MATCHES, PROMPT_A
+from .registry import probe
 
 
 def choose_stop(text: str, tokens: Sequence[str] | None) -> str | None:
@@ -32,6 +33,7 @@ def choose_stop(text: str, tokens: Sequence[str] | None) -> str | None:
     return None
 
 
+@probe("stop", "the stop oracle: a stop string taken from a greedy run", features=("stop",))
 async def stop(s: ProbeSession) -> None:
     """Greedy baseline T; then ``stop: [s]`` with s taken from T (both ways), and a stop that
     shares T's last characters but never matches (both ways)."""
@@ -70,6 +72,7 @@ async def stop(s: ProbeSession) -> None:
     await s.gather(*steps)
 
 
+@probe("echo", "echo (with prompt logprobs), and max_tokens 0 with echo", features=("echo",))
 async def echo(s: ProbeSession) -> None:
     """``echo: true`` (with logprobs when echo_logprobs is claimed), both ways, and
     ``max_tokens: 0`` with echo (which scores the prompt)."""
@@ -87,6 +90,7 @@ async def echo(s: ProbeSession) -> None:
     await s.gather(*steps)
 
 
+@probe("logprobs", "logprobs 0 and 5, non-streamed and streamed", features=("logprobs",))
 async def logprobs(s: ProbeSession) -> None:
     """``logprobs`` 0 and N (the profile's maximum, at most 5), non-streamed; N streamed."""
     limit = s.settings.profile.limits.get("logprobs")
@@ -99,13 +103,3 @@ async def logprobs(s: ProbeSession) -> None:
     )
     s.note("top", top)
     s.note("prompt", PROMPT_A)
-
-
-PROBES = (
-    Probe("stop", "the stop oracle: a stop string taken from a greedy run", stop,
-          features=("stop",)),
-    Probe("echo", "echo (with prompt logprobs), and max_tokens 0 with echo", echo,
-          features=("echo",)),
-    Probe("logprobs", "logprobs 0 and 5, non-streamed and streamed", logprobs,
-          features=("logprobs",)),
-)

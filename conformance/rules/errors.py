@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from conformance import refusal
 from conformance.check_context import CheckContext, cut_off, cut_short
 from conformance.model import NotApplicable, Violation, fail_each
+from conformance.probes import PROBES
 from conformance.refusal import Refusal
 from conformance.transport import Exchange
 from conformance.wire_json import parse_json
@@ -233,8 +234,6 @@ def _status(exchange: Exchange) -> int | str:
 
 
 def _valid_probes() -> tuple[str, ...]:
-    from conformance.probes import PROBES
-
     return tuple(name for name in PROBES if name != "invalid")
 
 
