@@ -29,7 +29,7 @@ headers) judges what was seen.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 
 import spec
 from conformance.model import HarnessProblem, NotApplicable, Rule, Violation
@@ -41,6 +41,10 @@ from conformance.transport import Exchange, Termination
 from conformance.views import StreamView
 from conformance.wire_json import parse_json
 from spec import JSON
+
+Check = Callable[["CheckContext"], None]
+"""A rule's check: it reads the context and returns, or raises what :mod:`conformance.model.rule`
+lists (a :class:`~conformance.model.Violation`, :class:`~conformance.model.NotApplicable`)."""
 
 BROKEN_FRAMING = frozenset(
     {codes.INVALID_UTF8, codes.UNTERMINATED_EVENT, codes.LINE_TOO_LONG, codes.EVENT_TOO_LARGE}

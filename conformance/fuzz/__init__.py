@@ -24,11 +24,38 @@ From Python::
     report.exit_code, report.failures()
 """
 
-from .bodies import Caps
-from .engine import FuzzConfig, FuzzResult, fuzz
-from .findings import FuzzFinding
-from .results import run_result
-from .stream import event_stream, payloads
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .bodies import Caps
+    from .engine import FuzzConfig, FuzzResult, fuzz
+    from .findings import FuzzFinding
+    from .results import run_result
+    from .stream import event_stream, payloads
+
+_HOMES = {
+    "Caps": "bodies",
+    "FuzzConfig": "engine",
+    "FuzzResult": "engine",
+    "fuzz": "engine",
+    "FuzzFinding": "findings",
+    "run_result": "results",
+    "event_stream": "stream",
+    "payloads": "stream",
+}
+"""Where each public name lives. The package imports them when asked (PEP 562), not when it
+is imported: the rule catalog reads :mod:`.bindings` as its rules register, and importing
+the package must not start the engine, which reads the catalog."""
+
+
+def __getattr__(name: str) -> Any:
+    if name in _HOMES:
+        return getattr(importlib.import_module(f"{__name__}.{_HOMES[name]}"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = ["Caps", "FuzzConfig", "FuzzFinding", "FuzzResult", "event_stream", "fuzz", "payloads",
            "run_result"]

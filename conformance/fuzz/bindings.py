@@ -16,55 +16,30 @@ usage is compared with ``max_tokens``), so a fuzz run reports only real deviatio
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 
 from conformance.model import Rule
-from conformance.probes import ProbeOutcome
-from conformance.probes.model import ok_json
-from conformance.rules.common import expected_choices, logprob_arrays
-from conformance.rules.stop import stop_strings
-from conformance.transport import Exchange
-from conformance.validity import Classification
-from conformance.views import StreamView
+from conformance.model.named import NamedRegistry
+from conformance.probes.model import ProbeOutcome, ok_json
+from conformance.views import expected_choices, logprob_arrays, stop_strings
 from spec import JSON
 
-NOT_JUDGED_STATUSES = frozenset({401, 403, 413, 429, 503})
-"""Answers about the caller (credentials, size, rate) rather than the body: not judged."""
-
-
-@dataclass
-class Sample:
-    """One fuzzed exchange with what the contract makes of its request."""
-
-    operation: str
-    body: JSON
-    verdict: Classification
-    exchange: Exchange
-    views: dict[int, StreamView] = field(default_factory=dict)
-
-    @property
-    def request(self) -> dict[str, JSON]:
-        return self.body if isinstance(self.body, dict) else {}
-
-    @property
-    def valid(self) -> bool:
-        return self.operation == "completions" and self.verdict.kind in ("valid", "ignorable")
-
-    @property
-    def streamed(self) -> bool:
-        return self.request.get("stream") is True
-
-    @property
-    def sent_json(self) -> bool:
-        """A body was sent as ``application/json``: the contract's rules about bodies apply."""
-        media = next((value for name, value in self.exchange.request.headers
-                      if name.lower() == "content-type"), "")
-        return bool(self.exchange.request.body) and media.split(";")[0].strip().lower() == (
-            "application/json")
-
+from .sample import NOT_JUDGED_STATUSES, Sample
 
 Outcomes = Mapping[str, ProbeOutcome]
 Binder = Callable[[Sample], Outcomes | None]
+
+BINDERS: NamedRegistry[Binder] = NamedRegistry("fuzz binding")
+"""The shapes of exchange a rule can name as its ``fuzz`` binding, and how a fuzzed exchange
+gets each shape; the rule catalog checks each rule's binding against it as the rule registers."""
+
+
+def binder(shape: str) -> Callable[[Binder], Binder]:
+    """Decorator: register the decorated function as the binding of ``shape``."""
+
+    def register(function: Binder) -> Binder:
+        return BINDERS.add(shape, function)
+
+    return register
 
 
 def _filed(probe: str, key: str, sample: Sample, notes: dict[str, JSON] | None = None,
@@ -79,6 +54,7 @@ def scan(sample: Sample) -> Outcomes | None:
     return _filed("fuzz", "case", sample) if sample.valid else None
 
 
+@binder("invalid")
 def invalid(sample: Sample) -> Outcomes | None:
     """A request the contract rejects, as one case of the ``invalid`` probe."""
     if sample.operation != "completions" or not sample.verdict.invalid or not sample.sent_json:
@@ -89,6 +65,7 @@ def invalid(sample: Sample) -> Outcomes | None:
     return _filed("invalid", "case", sample, {"cases": {"case": case}}, invalid=True)
 
 
+@binder("usage-stream")
 def usage_stream(sample: Sample) -> Outcomes | None:
     """A stream with ``stream_options.include_usage`` true, as ``greedy/s``."""
     options = sample.request.get("stream_options")
@@ -98,6 +75,7 @@ def usage_stream(sample: Sample) -> Outcomes | None:
     return None
 
 
+@binder("usage-unrequested")
 def usage_unrequested(sample: Sample) -> Outcomes | None:
     """A stream whose ``stream_options`` do not ask for usage, as ``usage-matrix/absent``,
     ``empty`` or ``false``."""
@@ -115,11 +93,13 @@ def usage_unrequested(sample: Sample) -> Outcomes | None:
     return _filed("usage-matrix", key, sample)
 
 
+@binder("any-plain")
 def any_plain(sample: Sample) -> Outcomes | None:
     """Any valid non-streamed request, as ``greedy/ns``."""
     return _filed("greedy", "ns", sample) if sample.valid and not sample.streamed else None
 
 
+@binder("any-stream")
 def any_stream(sample: Sample) -> Outcomes | None:
     """Any valid stream, as ``greedy/s``."""
     return _filed("greedy", "s", sample) if sample.valid and sample.streamed else None
@@ -134,11 +114,13 @@ def _one_plain_choice(sample: Sample) -> bool:
     )
 
 
+@binder("length-short")
 def length_short(sample: Sample) -> Outcomes | None:
     """One non-streamed choice with an explicit ``max_tokens``, as ``length/short``."""
     return _filed("length", "short", sample) if _one_plain_choice(sample) else None
 
 
+@binder("greedy-plain")
 def greedy_plain(sample: Sample) -> Outcomes | None:
     """One non-streamed choice with an explicit ``max_tokens``, as ``greedy/ns``."""
     return _filed("greedy", "ns", sample) if _one_plain_choice(sample) else None
@@ -150,6 +132,7 @@ that was not generated, ``min_tokens`` / ``min_total_tokens`` hold stop strings 
 FriendliAI says nothing of stop strings inside ``forced_output_tokens``."""
 
 
+@binder("stopped")
 def stopped(sample: Sample) -> Outcomes | None:
     """A request with stop strings, as ``stop/ns``, or ``stop/s`` when streamed: no choice's
     text, joined from a stream or not, may contain them (not under :data:`STOP_BLIND`)."""
@@ -178,6 +161,7 @@ def _unlikely_to_repeat(choice: JSON) -> bool:
         sum(numbers) < COINCIDENCE)
 
 
+@binder("independent-samples")
 def independent_samples(sample: Sample) -> Outcomes | None:
     """A non-streamed ``n`` >= 2 at temperature 1 on one prompt, unseeded or with one integer
     seed, as ``n-sampling/first`` and ``second`` (and ``seeded`` when seeded): its choices may
@@ -203,6 +187,7 @@ def independent_samples(sample: Sample) -> Outcomes | None:
     return {"n-sampling": outcome}
 
 
+@binder("no-repeat-ngram")
 def no_repeat_ngram(sample: Sample) -> Outcomes | None:
     """A non-streamed FriendliAI request with ``no_repeat_ngram`` >= 2, as
     ``no-repeat-ngram/banned``: no n-gram of its generated ids may occur twice. Not with
@@ -218,6 +203,7 @@ def no_repeat_ngram(sample: Sample) -> Outcomes | None:
     return _filed("no-repeat-ngram", "banned", sample)
 
 
+@binder("forced-output")
 def forced_output(sample: Sample) -> Outcomes | None:
     """A non-streamed FriendliAI request with ``forced_output_tokens``, as
     ``forced-output/forced``: its choice's tokens begin with them. Not where something else
@@ -238,6 +224,7 @@ def forced_output(sample: Sample) -> Outcomes | None:
     return _filed("forced-output", "forced", sample, notes={"forced": forced})
 
 
+@binder("plain")
 def plain(sample: Sample) -> Outcomes | None:
     """Any valid non-streamed request, as ``batch/ns``."""
     return _filed("batch", "ns", sample) if sample.valid and not sample.streamed else None
@@ -255,6 +242,7 @@ TEXT_CHANGERS = ("echo", "suffix", "stop", "stop_tokens", "eos_token", "bad_word
 """Fields after which the logprobs tokens need not spell exactly the generated text."""
 
 
+@binder("logprobs")
 def logprobs(sample: Sample) -> Outcomes | None:
     """``logprobs`` N on a text prompt, as ``logprobs/l0`` (N = 0), ``ln`` or ``ln_s``."""
     body = sample.request
@@ -272,6 +260,7 @@ def logprobs(sample: Sample) -> Outcomes | None:
     return _filed("logprobs", key, sample, {"prompt": prompt, "top": top})
 
 
+@binder("echo-scored")
 def echo_scored(sample: Sample) -> Outcomes | None:
     """A non-streamed ``echo`` with ``logprobs`` on a non-empty text prompt, as ``echo/ns``
     (an empty prompt echoes nothing, so its first logprob is a generated token's)."""
@@ -284,30 +273,10 @@ def echo_scored(sample: Sample) -> Outcomes | None:
     return _filed("echo", "ns", sample, {"prompt": prompt})
 
 
+@binder("models-list")
 def models_list(sample: Sample) -> Outcomes | None:
     """``GET /models``, as ``models/list``."""
     return _filed("models", "list", sample) if sample.operation == "models" else None
-
-
-BINDERS: dict[str, Binder] = {
-    "invalid": invalid,
-    "usage-unrequested": usage_unrequested,
-    "usage-stream": usage_stream,
-    "any-stream": any_stream,
-    "length-short": length_short,
-    "stopped": stopped,
-    "greedy-plain": greedy_plain,
-    "any-plain": any_plain,
-    "plain": plain,
-    "logprobs": logprobs,
-    "independent-samples": independent_samples,
-    "no-repeat-ngram": no_repeat_ngram,
-    "forced-output": forced_output,
-    "echo-scored": echo_scored,
-    "models-list": models_list,
-}
-"""The shapes of exchange a rule can name as its ``fuzz`` binding, and how a fuzzed exchange
-gets each shape."""
 
 
 def binder_for(rule: Rule) -> Binder | None:

@@ -37,11 +37,12 @@ from conformance.validity import classify
 from conformance.views import StreamView, compact
 from spec import JSON
 
-from .bindings import Sample, binder_for
+from .bindings import binder_for
 from .bodies import Caps
 from .exchange import to_exchange
 from .memo import remembered
 from .produced import Produced
+from .sample import Sample
 
 
 class RuleFailure(Failure):

@@ -1,9 +1,9 @@
 """The rule and result model of the harness (records only: no I/O)."""
 
+from .named import NamedRegistry
 from .registry import Registry
-from .results import Finding, RuleResult, RunResult, RunStats, Search, Target
+from .results import RunResult, RunStats, Search, Target
 from .rule import (
-    Check,
     ConformanceSignal,
     HarnessProblem,
     NotApplicable,
@@ -11,15 +11,16 @@ from .rule import (
     Violation,
     fail_each,
 )
+from .rule_result import Finding, RuleResult
 from .verdicts import VERDICT_ORDER, Level, SourceKind, Verdict
 
 __all__ = [
     "VERDICT_ORDER",
-    "Check",
     "ConformanceSignal",
     "Finding",
     "HarnessProblem",
     "Level",
+    "NamedRegistry",
     "NotApplicable",
     "Registry",
     "Rule",

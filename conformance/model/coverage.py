@@ -26,8 +26,8 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from .results import RuleResult
 from .rule import Level
+from .rule_result import RuleResult
 from .verdicts import Verdict
 
 NOT_CLAIMED = "feature not claimed"

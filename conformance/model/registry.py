@@ -7,23 +7,35 @@ with an ID already taken is a ``ValueError`` then, not a silent override.
 from __future__ import annotations
 
 import fnmatch
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Container, Iterable, Iterator
+from typing import Any, TypeVar
 
 import spec
 
-from .rule import Check, Rule
+from .rule import Rule
 from .verdicts import Level, SourceKind
+
+CheckT = TypeVar("CheckT", bound=Callable[[Any], None])
 
 
 class Registry:
-    """An ordered set of rules keyed by ID."""
+    """An ordered set of rules keyed by ID.
 
-    def __init__(self) -> None:
+    ``fuzz_bindings``, when given, are the names a rule's ``fuzz`` may take: a rule naming
+    another is refused as it registers (the catalog passes the fuzz binders' registry).
+    """
+
+    def __init__(self, fuzz_bindings: Container[str] | None = None) -> None:
         self._rules: dict[str, Rule] = {}
+        self._fuzz_bindings = fuzz_bindings
 
     def add(self, rule: Rule) -> Rule:
         if rule.id in self._rules:
             raise ValueError(f"rule {rule.id} is registered twice")
+        if (rule.fuzz is not None and self._fuzz_bindings is not None
+                and rule.fuzz not in self._fuzz_bindings):
+            raise ValueError(f"rule {rule.id} names the fuzz binding {rule.fuzz!r}, which no "
+                             "binder registers (see conformance/fuzz/bindings.py)")
         self._rules[rule.id] = rule
         return rule
 
@@ -42,10 +54,10 @@ class Registry:
         faults: Iterable[str] = (),
         scan: bool = False,
         fuzz: str | None = None,
-    ) -> Callable[[Check], Check]:
+    ) -> Callable[[CheckT], CheckT]:
         """Decorator: register the decorated function as the check of a new rule."""
 
-        def register(check: Check) -> Check:
+        def register(check: CheckT) -> CheckT:
             self.add(
                 Rule(
                     id=rule_id,

@@ -1,7 +1,8 @@
 """Rules are records: an ID, a level, the requirement in one sentence, its source, and a check.
 
-A check is a pure function of the recorded exchanges
-(:class:`~conformance.check_context.CheckContext`). It returns ``None`` when the requirement
+A check is a pure function of the recorded exchanges (a
+:data:`~conformance.check_context.Check`, beside the context it reads: the model names no
+module above it). It returns ``None`` when the requirement
 holds, raises :class:`Violation` when it does not (an umbrella rule over many cases raises
 every failing case at once with :func:`fail_each`, so a user fixing one sees the others), and
 raises :class:`NotApplicable` when the rule cannot be judged (a feature is not claimed, or
@@ -21,21 +22,15 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import Any
 
 import spec
 from spec import JSON
 
 from .verdicts import Level, SourceKind
 
-if TYPE_CHECKING:
-    from conformance.check_context import CheckContext
-
 RULE_ID = re.compile(r"^[A-Z][A-Z0-9]*(?:-[A-Z0-9]+)*-\d{3}$")
 """``AREA-NNN``: an upper-case area, a dash, three digits (``SSE-004``, ``CONTENT-TYPE-001``)."""
-
-Check = Callable[["CheckContext"], None]
-
 
 class ConformanceSignal(Exception):
     """Base of what a check may raise."""
@@ -114,7 +109,8 @@ class Rule:
     requirement: str
     citation: str
     source: SourceKind
-    check: Check = field(repr=False, compare=False)
+    check: Callable[[Any], None] = field(repr=False, compare=False)
+    """The check, called with the rule's :class:`~conformance.check_context.CheckContext`."""
     probes: tuple[str, ...] = ()
     traits: tuple[str, ...] = ()
     features: tuple[str, ...] = ()

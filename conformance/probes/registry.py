@@ -8,24 +8,20 @@ every module it holds (:mod:`conformance.probes`), so a new probe is one decorat
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable
+
+from conformance.model.named import NamedRegistry
 
 from .model import Probe, ProbeBody
 
 
-class ProbeRegistry(Mapping[str, Probe]):
+class ProbeRegistry(NamedRegistry[Probe]):
     """Probes by name, in the order they registered: the package imports its modules in name
     order (a module's own imports first), and a module registers its probes top to bottom.
     The runner starts probes in this order, and reports list their exchanges in it."""
 
     def __init__(self) -> None:
-        self._probes: dict[str, Probe] = {}
-
-    def add(self, probe: Probe) -> Probe:
-        if probe.name in self._probes:
-            raise ValueError(f"probe {probe.name!r} is registered twice")
-        self._probes[probe.name] = probe
-        return probe
+        super().__init__("probe")
 
     def probe(
         self,
@@ -41,20 +37,11 @@ class ProbeRegistry(Mapping[str, Probe]):
         unchanged (tests call it directly)."""
 
         def register(run: ProbeBody) -> ProbeBody:
-            self.add(Probe(name, description, run, features=tuple(features),
-                           traits=tuple(traits), needs=tuple(needs), operation=operation))
+            self.add(name, Probe(name, description, run, features=tuple(features),
+                                 traits=tuple(traits), needs=tuple(needs), operation=operation))
             return run
 
         return register
-
-    def __getitem__(self, name: str) -> Probe:
-        return self._probes[name]
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._probes)
-
-    def __len__(self) -> int:
-        return len(self._probes)
 
 
 PROBES = ProbeRegistry()

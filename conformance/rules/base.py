@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from conformance.fuzz.bindings import BINDERS
 from conformance.model import Level, Registry, SourceKind
 
-CATALOG = Registry()
+CATALOG = Registry(fuzz_bindings=BINDERS)
+"""Every rule; a rule's ``fuzz`` must name a registered fuzz binding."""
 rule = CATALOG.rule
 
 MUST, SHOULD, MAY = Level.MUST, Level.SHOULD, Level.MAY

@@ -23,6 +23,7 @@ from conformance.views import (
     StreamView,
     Unassemblable,
     assemble,
+    expected_choices,
     response_choices,
 )
 from conformance.wire_json import parse_json
@@ -34,32 +35,6 @@ def finish_values(ctx: CheckContext) -> frozenset[str]:
     """The finish_reason enum of the profile (``finish_reasons``: FriendliAI has no
     content_filter)."""
     return frozenset(ctx.profile.finish_reasons)
-
-
-def integer(value: JSON) -> int | None:
-    """``value`` as JSON Schema counts integers (``2`` and ``2.0`` alike), else None."""
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int):
-        return value
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    return None
-
-
-def prompt_count(body: JSON) -> int:
-    """How many prompts a request holds (a list of token ids is one prompt)."""
-    if not isinstance(body, dict):
-        return 1
-    prompt = body.get("prompt")
-    if isinstance(prompt, list) and prompt and integer(prompt[0]) is None:
-        return len(prompt)
-    return 1
-
-
-def expected_choices(body: JSON) -> int:
-    n = integer(body.get("n")) if isinstance(body, dict) else None
-    return prompt_count(body) * (n if n is not None else 1)
 
 
 def choices_of(ctx: CheckContext, probe: str, key: str) -> dict[int, dict[str, JSON]]:
@@ -252,13 +227,3 @@ def no_arrays(value: JSON) -> str:
     if isinstance(value, dict):
         return "the logprobs object lacks the four arrays (judged by SCHEMA-001)"
     return "no logprobs object (judged by LOGPROBS-001)"
-
-
-def logprob_arrays(value: JSON) -> dict[str, list[JSON]] | None:
-    """The four arrays of a logprobs object, when all four are arrays."""
-    if not isinstance(value, dict):
-        return None
-    arrays = {k: value.get(k) for k in ("tokens", "token_logprobs", "top_logprobs", "text_offset")}
-    if all(isinstance(v, list) for v in arrays.values()):
-        return arrays  # type: ignore[return-value]
-    return None

@@ -11,18 +11,10 @@ from __future__ import annotations
 
 from conformance.check_context import CheckContext
 from conformance.model import NotApplicable, Violation
-from conformance.views import compact, joined_bytes
+from conformance.views import compact, joined_bytes, logprob_arrays
 
 from .base import BUGS, MUST, OPENAI_WIRE, SCHEMAS, SPEC, rule
-from .common import (
-    assembled,
-    choice_of,
-    judgeable,
-    logprob_arrays,
-    no_arrays,
-    text_of,
-    usage_of,
-)
+from .common import assembled, choice_of, judgeable, no_arrays, text_of, usage_of
 from .logprobs import tokens_spell_text
 
 ECHO = f"{SCHEMAS}/CompletionRequest/properties/echo"

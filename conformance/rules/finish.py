@@ -11,11 +11,11 @@ from collections import Counter
 
 from conformance.check_context import CheckContext
 from conformance.model import NotApplicable, Violation
-from conformance.views import Payload, StreamView, compact, is_finish, raw_text
+from conformance.views import Payload, StreamView, compact, expected_choices, is_finish, raw_text
 from spec import JSON
 
 from .base import BUGS, MUST, SCHEMAS, SPEC, rule
-from .common import choice_of, expected_choices, finish_values, responses, sound_streams, text_of
+from .common import choice_of, finish_values, responses, sound_streams, text_of
 
 
 def _entries(view: StreamView) -> list[tuple[int, dict[str, JSON], Payload]]:

@@ -13,11 +13,11 @@ from collections.abc import Callable, Iterator, Sequence
 
 from conformance.check_context import CheckContext
 from conformance.model import HarnessProblem, NotApplicable, Violation
-from conformance.views import char_offsets, compact, joined_text_matches
+from conformance.views import char_offsets, compact, joined_text_matches, logprob_arrays
 from spec import JSON
 
 from .base import BUGS, MUST, SCHEMAS, SPEC, rule
-from .common import assembled, choice_of, judgeable, logprob_arrays, no_arrays, text_of
+from .common import assembled, choice_of, judgeable, no_arrays, text_of
 
 LOGPROBS = f"{SCHEMAS}/Logprobs"
 OBJECT = f"{SCHEMAS}/LogprobsObject"

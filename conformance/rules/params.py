@@ -13,10 +13,10 @@ from __future__ import annotations
 from conformance.check_context import CheckContext
 from conformance.model import NotApplicable, Violation
 from conformance.probes.logprob_tokens import generated_tokens
-from conformance.views import compact
+from conformance.views import compact, logprob_arrays
 
 from .base import BUGS, MUST, OPENAI_WIRE, SCHEMAS, SHOULD, SPEC, rule
-from .common import choice_of, choices_of, logprob_arrays, text_of, usage_of
+from .common import choice_of, choices_of, text_of, usage_of
 
 REQUEST = f"{SCHEMAS}/CompletionRequest/properties"
 

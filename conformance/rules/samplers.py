@@ -20,11 +20,11 @@ from __future__ import annotations
 from conformance.check_context import CheckContext
 from conformance.model import NotApplicable, Violation
 from conformance.probes.samplers import BASELINES, MAX_TOKENS, MIN_TOKENS, NGRAM
-from conformance.views import compact
+from conformance.views import compact, integer
 from spec import JSON
 
 from .base import API, FRIENDLI_WIRE, MUST, SCHEMAS, SHOULD, rule
-from .common import choice_of, integer, text_of, usage_of
+from .common import choice_of, text_of, usage_of
 
 REQUEST = f"{SCHEMAS}/FriendliCompletionRequest/properties"
 FRIENDLI_API = "FriendliAI dedicated completions API"

@@ -20,11 +20,11 @@ from conformance.check_context import CheckContext
 from conformance.model import NotApplicable, Violation
 from conformance.probes.samplers import BASELINES
 from conformance.probes.sampling_fields import PENALTY
-from conformance.views import compact
+from conformance.views import compact, logprob_arrays
 from spec import JSON
 
 from .base import FRIENDLI_WIRE, MUST, SCHEMAS, SHOULD, SPEC, rule
-from .common import choice_of, logprob_arrays, text_of
+from .common import choice_of, text_of
 from .samplers import sampled_is_greedy
 
 FRIENDLI_REQUEST = f"{SCHEMAS}/FriendliCompletionRequest/properties"

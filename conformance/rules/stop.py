@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from conformance.check_context import CheckContext
 from conformance.model import NotApplicable, Violation
-from conformance.views import compact
+from conformance.views import compact, stop_strings
 
 from .base import BUGS, MUST, SCHEMAS, SPEC, rule
 from .common import assembled, choice_of, choices_of, finish_values, require_parity, text_of
@@ -72,13 +72,6 @@ def _fuzzed_stream_excluded(ctx: CheckContext) -> None:
                 path=f"choices[{index}].text", exchange="stop/s",
                 evidence=compact({"stop": stop, "texts": choice.texts}),
             )
-
-
-def stop_strings(body: dict) -> list[str]:
-    """The request's non-empty stop strings (``stop`` is a string or a list of them)."""
-    stop = body.get("stop")
-    values = [stop] if isinstance(stop, str) else stop if isinstance(stop, list) else []
-    return [value for value in values if isinstance(value, str) and value]
 
 
 def _unmatched_stop_excluded(ctx: CheckContext, base: str) -> None:

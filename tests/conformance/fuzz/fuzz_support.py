@@ -14,8 +14,8 @@ import schemathesis
 
 import spec
 from conformance.cli import main
-from conformance.fuzz.bindings import Sample
 from conformance.fuzz.exchange import to_exchange
+from conformance.fuzz.sample import Sample
 from conformance.settings import Settings
 from conformance.validity import classify
 
