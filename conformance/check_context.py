@@ -18,13 +18,14 @@ without prompt lists fails the rules of prompt lists, and the finding says which
 ``--no-feature`` would state that instead. A skipped rule would hide that the claim is false.
 
 An exchange the harness stopped reading at one of its limits was not seen to its end. When the
-server reached the limit (too many events or bytes, too slow: :data:`SERVER_LIMITS`), that is
-the server's deviation, and one rule owns it: SSE-009 for a stream. The run's memory budget is
-the harness's own (``--max-run-memory``). Either way a rule whose requirement needs the end
-(``[DONE]``, the finish chunk, the usage chunk, the whole body) cannot judge the exchange: it
-passes it over (:meth:`CheckContext.pass_over`) and, having judged nothing else, SKIPs with the
-reason. A rule about each byte or event (UTF-8, each payload JSON, each chunk's schema, the
-headers) judges what was seen.
+server reached the limit (too many events or bytes, too slow:
+:data:`~conformance.views.endings.SERVER_LIMITS`), that is the server's deviation, and one rule
+owns it: SSE-009 for a stream. The run's memory budget is the harness's own
+(``--max-run-memory``). Either way a rule whose requirement needs the end (``[DONE]``, the
+finish chunk, the usage chunk, the whole body) cannot judge the exchange: it passes it over
+(:meth:`CheckContext.pass_over`) and, having judged nothing else, SKIPs with the reason. A rule
+about each byte or event (UTF-8, each payload JSON, each chunk's schema, the headers) judges
+what was seen.
 """
 
 from __future__ import annotations
@@ -36,83 +37,15 @@ from conformance.model import HarnessProblem, NotApplicable, Rule, Violation
 from conformance.probes.model import ProbeOutcome
 from conformance.refusal import Refusal, refusal_of, summary
 from conformance.settings import Settings
-from conformance.sse import codes
 from conformance.transport import Exchange, Termination
 from conformance.views import StreamView
+from conformance.views.endings import cut_off, unfinished, unsound
 from conformance.wire_json import parse_json
 from spec import JSON
 
 Check = Callable[["CheckContext"], None]
 """A rule's check: it reads the context and returns, or raises what :mod:`conformance.model.rule`
 lists (a :class:`~conformance.model.Violation`, :class:`~conformance.model.NotApplicable`)."""
-
-BROKEN_FRAMING = frozenset(
-    {codes.INVALID_UTF8, codes.UNTERMINATED_EVENT, codes.LINE_TOO_LONG, codes.EVENT_TOO_LARGE}
-)
-SERVER_LIMITS = frozenset(
-    {
-        Termination.IDLE_TIMEOUT,
-        Termination.TOTAL_TIME_LIMIT,
-        Termination.TOTAL_BYTES_LIMIT,
-        Termination.LINE_TOO_LONG,
-        Termination.EVENT_TOO_LARGE,
-        Termination.EVENT_COUNT_LIMIT,
-    }
-)
-"""The limits a server reaches by what it sends (too much, too large, too slowly); SSE-009 fails
-a stream that reaches one. :attr:`Termination.RUN_MEMORY_LIMIT` is not one: it is the run's
-budget, spent by every exchange together."""
-TIME_LIMITS = frozenset({Termination.IDLE_TIMEOUT, Termination.TOTAL_TIME_LIMIT})
-"""The server limits ``--timeout`` sets."""
-
-
-def cut_off(exchange: Exchange) -> bool:
-    """Whether the server's side broke a connection the harness had made before a whole
-    non-streamed answer came: before the status (a reset, after the one retry a reused
-    connection gets) or after it, mid-body. ERRORS-008's failure; a stream cut short is
-    SSE-008's. A harness limit (time, size) is not the server cutting it off, nor is a
-    connection that could not be made."""
-    return not exchange.is_sse and exchange.termination is Termination.CONNECTION_ERROR
-
-
-def cut_short(exchange: Exchange) -> str | None:
-    """Why the harness stopped reading ``exchange`` at one of its limits, naming what judges
-    that; None when the server ended it (normally or not)."""
-    termination = exchange.termination
-    if termination is Termination.RUN_MEMORY_LIMIT:
-        return ("the harness stopped reading it when the run's memory budget was spent "
-                "(raise --max-run-memory to judge it)")
-    if termination not in SERVER_LIMITS:
-        return None
-    if exchange.is_sse:
-        return (f"the stream was cut at a limit of the harness ({termination}: "
-                f"{exchange.error}): judged by SSE-009")
-    hint = "; raise --timeout to judge it" if termination in TIME_LIMITS else ""
-    return (f"the body was cut at a limit of the harness ({termination}: {exchange.error}): "
-            f"no rule judges the size or pace of a non-streamed body{hint}")
-
-
-def unended(exchange: Exchange) -> str | None:
-    """Why a stream was not seen to its end, naming the rule that judges it; None when the
-    server ended it normally."""
-    if exchange.termination is Termination.EOF:
-        return None
-    if exchange.termination is Termination.CONNECTION_ERROR:
-        return f"the connection broke mid-stream: {exchange.error} (judged by SSE-008)"
-    return cut_short(exchange) or f"the stream did not end normally ({exchange.termination})"
-
-
-def unfinished(exchange: Exchange) -> str | None:
-    """Why a 200 answer to a non-streamed request is not a whole body to read, naming the rule
-    that judges it; None when it is whole."""
-    if exchange.is_sse:
-        return ("the non-streamed request was answered with an event stream (judged by "
-                "CONTENT-TYPE-002)")
-    if cut_off(exchange):
-        return (f"it was cut off after HTTP {exchange.status}: {exchange.error} (judged by "
-                "ERRORS-008)")
-    return cut_short(exchange)
-
 
 class CheckContext:
     """The read-only world of one rule's check."""
@@ -321,23 +254,3 @@ class CheckContext:
                 if refusal is not None:
                     found.setdefault(outcome.label(key), (outcome.label(key), exchange, refusal))
         return list(found.values())
-
-
-def unsound(view: StreamView) -> str | None:
-    """Why a stream cannot be read as a sequence of chunks, or None when it can."""
-    return unended(view.exchange) or unreadable(view)
-
-
-def unreadable(view: StreamView) -> str | None:
-    """Why the events of a stream, however it ended, cannot be read as chunks (broken
-    framing, a payload that is not a JSON object, an error event), or None when they can."""
-    exchange = view.exchange
-    broken = sorted(code for code in exchange.observation_counts if code in BROKEN_FRAMING)
-    if broken:
-        return f"the stream's framing is broken ({', '.join(broken)}): judged by SSE rules"
-    if view.invalid:
-        return (f"{len(view.invalid)} event(s) do not carry a JSON object (judged by SSE-003 / "
-                "SSE-004)")
-    if view.errors:
-        return "the stream carried an error event"
-    return None

@@ -8,7 +8,7 @@ generation, with:
   the rules' own check functions (:mod:`.checks`, :mod:`.bindings`, :mod:`.exchange`);
 * a ``text/event-stream`` deserializer on the harness's strict SSE parser (:mod:`.stream`);
 * every request capped and made servable (:mod:`.bodies`, :mod:`.hooks`), counted against a
-  budget and retried on 429 / 503 (:mod:`.transport`);
+  budget and retried on 429 / 503 (:mod:`.guard`, :mod:`.adapters`, :mod:`.transport`);
 * every finding shrunk by hypothesis (:mod:`.shrink`) with a curl command whose secrets are
   shell variables (:mod:`.findings`), and reported through the result model and reporters of
   ``conformance run`` (:mod:`.results`; schemathesis' checks are the ``FUZZ-NNN`` records of

@@ -2,7 +2,7 @@
 
 Schemathesis reads a body with ``response.content``, and ``requests`` decompresses without a
 bound: a 10 MB gzip body that expands to 10 GB took a run past 3 GB of memory. So the guarded
-adapter (:mod:`conformance.fuzz.transport`) reads every body itself, before schemathesis or a
+adapter (:mod:`conformance.fuzz.adapters`) reads every body itself, before schemathesis or a
 check sees it: the wire bytes in chunks, decoded by the harness's bounded decoder
 (:func:`conformance.transport.decoding.make_decoder`), at most ``max_total_bytes`` on the wire
 and once decoded (:data:`conformance.settings.MAX_TOTAL_BYTES`), all under the request's

@@ -2,7 +2,7 @@
 
 Why the engine and not ``st run`` in a child process: the run needs what the command line cannot
 give. Every request goes through the harness's guard (a request budget, backoff on 429 / 503;
-:mod:`conformance.fuzz.transport`); failures are reproduced with the harness's own curl
+:mod:`conformance.fuzz.guard`); failures are reproduced with the harness's own curl
 commands, which paste as is with secrets in shell variables (schemathesis' sanitiser writes
 ``[Filtered]`` for every body key containing "token", ``max_tokens`` included, so its commands
 do not reproduce); findings are shrunk afterwards (the engine does not shrink them:
@@ -47,18 +47,13 @@ from .findings import (
     network_finding,
     shrunk_finding,
 )
+from .guard import BudgetSpent, NetworkFailure, RequestGuard
 from .hooks import install
 from .produced import Produced, ask
 from .progress import Messages, Reporter, Tally
 from .shrink import shrink_case, shrink_cut
 from .storage import default_example_db, hypothesis_dir, hypothesis_home, user_cache_dir
-from .transport import (
-    BudgetSpent,
-    GuardedOpenApiSchema,
-    NetworkFailure,
-    RequestGuard,
-    guard_schema,
-)
+from .transport import GuardedOpenApiSchema, guard_schema
 from .unanswered import unanswered_rule
 from .worker_crashes import worker_crashes
 

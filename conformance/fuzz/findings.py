@@ -24,8 +24,8 @@ from spec import JSON
 
 from .checks import RuleFailure
 from .exchange import recorded_request, request_of
+from .guard import NetworkFailure
 from .shrink import failure_key
-from .transport import NetworkFailure
 
 EXCERPT_BYTES = 600
 CONNECTION = "connection"

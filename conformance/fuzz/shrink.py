@@ -38,7 +38,7 @@ from schemathesis.core.failures import Failure, FailureGroup
 from spec import JSON
 
 from .checks import RuleFailure
-from .transport import BudgetSpent, NetworkFailure
+from .guard import BudgetSpent, NetworkFailure
 
 SEARCH_KEY = b"conformance-fuzz-shrink"
 

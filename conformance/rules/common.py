@@ -9,13 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Mapping
 from typing import TypeVar
 
-from conformance.check_context import (
-    CheckContext,
-    unended,
-    unfinished,
-    unreadable,
-    unsound,
-)
+from conformance.check_context import CheckContext
 from conformance.model import NotApplicable
 from conformance.transport import Exchange, Termination
 from conformance.views import (
@@ -26,6 +20,7 @@ from conformance.views import (
     expected_choices,
     response_choices,
 )
+from conformance.views.endings import unended, unfinished, unreadable, unsound
 from conformance.wire_json import parse_json
 from spec import JSON
 

@@ -13,11 +13,12 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from conformance import refusal
-from conformance.check_context import CheckContext, cut_off, cut_short
+from conformance.check_context import CheckContext
 from conformance.model import NotApplicable, Violation, fail_each
 from conformance.probes import PROBES
 from conformance.refusal import Refusal
 from conformance.transport import Exchange
+from conformance.views.endings import cut_off, cut_short
 from conformance.wire_json import parse_json
 
 from .base import BUGS, DOC, MUST, SCHEMAS, SHOULD, SPEC, rule

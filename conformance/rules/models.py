@@ -6,8 +6,9 @@ requiring ``id, object: model, created, owned_by``).
 
 from __future__ import annotations
 
-from conformance.check_context import CheckContext, cut_short
+from conformance.check_context import CheckContext
 from conformance.model import NotApplicable, Violation
+from conformance.views.endings import cut_short
 from conformance.wire_json import parse_json
 
 from .base import MUST, SCHEMAS, SHOULD, SPEC, rule

@@ -17,11 +17,12 @@ event (SSE-001, SSE-003, SSE-004) judge the events seen.
 
 from __future__ import annotations
 
-from conformance.check_context import SERVER_LIMITS, CheckContext, unended
+from conformance.check_context import CheckContext
 from conformance.model import Violation
 from conformance.sse import codes
 from conformance.transport import Termination
 from conformance.views import StreamView, raw_text
+from conformance.views.endings import SERVER_LIMITS, unended
 from conformance.wire_json import parse_json
 
 from .base import MUST, OPENAI_STREAM, WHATWG, WHATWG_SSE, rule

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import pytest
 from harness_support import FAST_LIMITS, not_passing, run_catalog
@@ -32,30 +32,47 @@ VALID = {"slow-drip": "bytes one at a time are valid SSE; clients must cope"}
 
 SLOW_SELECTION = ("SSE-*", "DET-001", "FINISH-*", "USAGE-003", "USAGE-004", "USAGE-005",
                   "CONTENT-TYPE-001", "IDENTITY-*")
-PROFILE_OF_WIRE = {"openai": "openai", "friendli": "friendli"}
+PROFILES = spec.profile_names()
+WIRES = sorted({spec.get_profile(name).wire for name in PROFILES})
+"""Every shipped profile and every wire they use: new ones join the proofs below unlisted."""
 
 
 def test_the_mock_lists_faults() -> None:
     assert len(FAULTS) >= 60 and "done-missing" in FAULTS
 
 
-@pytest.mark.parametrize("profile", ["openai", "openai-compatible", "friendli"])
-def test_the_clean_mock_passes_every_rule(mock: EmbeddedMock, profile: str) -> None:
-    result = run_catalog(mock.url_for(profile), profile)
-    assert not_passing(result) == {}
-    skipped = {r.rule.id: r.message for r in result.results if r.verdict is Verdict.SKIP}
-    assert all("not claimed" in reason for reason in skipped.values()), skipped
+def test_each_wire_has_a_profile_of_its_own_name() -> None:
+    """The strict profile of a wire is named after it: the fault proofs below run there."""
+    assert all(spec.get_profile(wire).wire == wire for wire in WIRES)
 
 
 @pytest.fixture(scope="module")
-def vllm_mock() -> Iterator[EmbeddedMock]:
-    """``mockserver --profile vllm``, as ``conformance run --profile vllm`` starts it."""
-    with EmbeddedMock(serving_args("vllm")) as server:
-        yield server
+def serving(mock: EmbeddedMock) -> Iterator[Callable[[str], EmbeddedMock]]:
+    """The mock serving a profile as ``conformance run --profile NAME`` starts it: the
+    session's mock for the profiles its built-in routes answer, else one started with
+    ``mockserver --profile NAME`` (``vllm``) on first use, stopped at the module's end."""
+    started: dict[str, EmbeddedMock] = {}
+
+    def mock_for(profile: str) -> EmbeddedMock:
+        args = serving_args(profile)
+        if not args:
+            return mock
+        if profile not in started:
+            started[profile] = EmbeddedMock(args).start()
+        return started[profile]
+
+    try:
+        yield mock_for
+    finally:
+        for server in started.values():
+            server.stop()
 
 
-def test_the_clean_mock_passes_every_rule_as_vllm(vllm_mock: EmbeddedMock) -> None:
-    result = run_catalog(vllm_mock.url_for("vllm"), "vllm")
+@pytest.mark.parametrize("profile", PROFILES)
+def test_the_clean_mock_passes_every_rule(
+    serving: Callable[[str], EmbeddedMock], profile: str
+) -> None:
+    result = run_catalog(serving(profile).url_for(profile), profile)
     assert not_passing(result) == {}
     skipped = {r.rule.id: r.message for r in result.results if r.verdict is Verdict.SKIP}
     assert all("not claimed" in reason for reason in skipped.values()), skipped
@@ -112,19 +129,19 @@ VLLM_FAULTS = sorted(fault for fault in FAULTS if judged(fault, "vllm")
 
 @pytest.mark.parametrize("fault", VLLM_FAULTS)
 def test_vllm_rules_fail_under_their_faults(
-    vllm_mock: EmbeddedMock, mock_faults: dict[str, dict], fault: str
+    serving: Callable[[str], EmbeddedMock], mock_faults: dict[str, dict], fault: str
 ) -> None:
-    check_fault(vllm_mock, mock_faults, fault, "openai", "vllm")
+    check_fault(serving("vllm"), mock_faults, fault, "openai", "vllm")
 
 
-@pytest.mark.parametrize("wire", ["openai", "friendli"])
+@pytest.mark.parametrize("wire", WIRES)
 @pytest.mark.parametrize("fault", FAULTS)
 def test_each_fault_fails_exactly_its_rules(
     mock: EmbeddedMock, mock_faults: dict[str, dict], fault: str, wire: str
 ) -> None:
     if wire == "openai" and fault in VLLM_FAULTS:
         pytest.skip(f"{fault} bends vLLM's extensions on this wire: test_vllm_rules_fail_...")
-    check_fault(mock, mock_faults, fault, wire, PROFILE_OF_WIRE[wire])
+    check_fault(mock, mock_faults, fault, wire, wire)
 
 
 LENIENT_ALLOWS = {

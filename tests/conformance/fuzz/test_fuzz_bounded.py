@@ -22,13 +22,9 @@ from pathlib import Path
 import pytest
 import requests
 
+from conformance.fuzz.adapters import FreshRetryAdapter
 from conformance.fuzz.bounded import ResponseTooLarge, ResponseTooSlow, cut_of
-from conformance.fuzz.transport import (
-    FreshRetryAdapter,
-    RequestGuard,
-    ServerSilent,
-    TimeBudgetSpent,
-)
+from conformance.fuzz.guard import RequestGuard, ServerSilent, TimeBudgetSpent
 from conformance.transport import Limits, Termination
 
 REPO = Path(__file__).resolve().parents[3]

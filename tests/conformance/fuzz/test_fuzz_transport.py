@@ -20,12 +20,8 @@ from fuzz_support import findings, run_cli, serving
 
 import spec
 from conformance.embedded import EmbeddedMock
-from conformance.fuzz.transport import (
-    GuardedOpenApiSchema,
-    RequestBudgetSpent,
-    RequestGuard,
-    guard_schema,
-)
+from conformance.fuzz.guard import RequestBudgetSpent, RequestGuard
+from conformance.fuzz.transport import GuardedOpenApiSchema, guard_schema
 from conformance.transport import Network, to_curl
 
 BODY = {"model": "m", "prompt": "Hi", "max_tokens": 1}

@@ -22,7 +22,8 @@ from fuzz_support import MODEL, findings, found_rules, run_cli, serving
 
 import spec
 from conformance.fuzz.findings import network_finding
-from conformance.fuzz.transport import RequestGuard, guard_schema
+from conformance.fuzz.guard import RequestGuard
+from conformance.fuzz.transport import guard_schema
 from conformance.fuzz.unanswered import unanswered_rule
 
 VALID = {"model": MODEL, "prompt": "Hi", "max_tokens": 1}
