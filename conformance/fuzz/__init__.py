@@ -1,7 +1,7 @@
 """Fuzzing: schemathesis driven from the contract, judged by the catalog's own rules.
 
 ``conformance fuzz`` (:mod:`conformance.fuzz.cli`) runs schemathesis' engine over
-``spec.profile_document(profile)`` (:mod:`.engine`, :mod:`.document`), positive and negative
+``spec.profile_document(profile)`` (:mod:`.campaign`, :mod:`.document`), positive and negative
 generation, with:
 
 * the catalog's rules that can judge one exchange registered as schemathesis checks, calling
@@ -31,16 +31,17 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from .bodies import Caps
-    from .engine import FuzzConfig, FuzzResult, fuzz
+    from .campaign import fuzz
+    from .config import FuzzConfig, FuzzResult
     from .findings import FuzzFinding
     from .results import run_result
     from .stream import event_stream, payloads
 
 _HOMES = {
     "Caps": "bodies",
-    "FuzzConfig": "engine",
-    "FuzzResult": "engine",
-    "fuzz": "engine",
+    "FuzzConfig": "config",
+    "FuzzResult": "config",
+    "fuzz": "campaign",
     "FuzzFinding": "findings",
     "run_result": "results",
     "event_stream": "stream",

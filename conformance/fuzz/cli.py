@@ -1,7 +1,7 @@
 """``conformance fuzz``: the command line of a fuzz run (flags, the target, the reports).
 
 Every flag a user can get wrong is checked here and named in the error (exit status 2); the run
-itself is :func:`conformance.fuzz.engine.fuzz`. Progress goes to stderr, the report to stdout.
+itself is :func:`conformance.fuzz.campaign.fuzz`. Progress goes to stderr, the report to stdout.
 """
 
 from __future__ import annotations
@@ -39,7 +39,8 @@ from conformance.reporting import (
 from conformance.target_options import add_target_arguments, target_from_args
 
 from .bodies import Caps
-from .engine import FuzzConfig, FuzzResult, fuzz
+from .campaign import fuzz
+from .config import FuzzConfig, FuzzResult
 from .progress import reporter
 from .results import run_result
 

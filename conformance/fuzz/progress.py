@@ -65,7 +65,7 @@ class Tally:
 
 
 class Reporter(Protocol):
-    """What the engine tells about a run (:func:`conformance.fuzz.engine.fuzz`)."""
+    """What the engine tells about a run (:func:`conformance.fuzz.campaign.fuzz`)."""
 
     def begin(self, tally: Tally) -> None:
         """The run starts; ``tally`` holds its counts from now on."""
@@ -234,7 +234,7 @@ def reporter(stream: TextIO, *, quiet: bool) -> Reporter:
 
 class Messages:
     """A plain ``message -> None`` function as a :class:`Reporter`, for callers of
-    :func:`~conformance.fuzz.engine.fuzz` that only want the messages and phase names."""
+    :func:`~conformance.fuzz.campaign.fuzz` that only want the messages and phase names."""
 
     def __init__(self, say: Callable[[str], None]) -> None:
         self.say = say
@@ -250,3 +250,18 @@ class Messages:
 
     def end(self) -> None:
         pass
+
+
+@dataclass
+class Live:
+    """The run's tally and the reporter that shows it, handed down to the event handlers."""
+
+    report: Reporter
+    tally: Tally
+
+    def enter(self, phase: str) -> None:
+        """Tell the reporter of ``phase`` unless it is the current one (schemathesis restarts
+        the fuzzing phase until the time budget is spent)."""
+        if self.tally.phase != phase:
+            self.tally.phase = phase
+            self.report.phase(phase)

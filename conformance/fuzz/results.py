@@ -30,7 +30,7 @@ from conformance.rules.schemathesis_checks import BY_CHECK
 from conformance.settings import Settings
 from conformance.transport import Exchange, Termination, Timings
 
-from .engine import FuzzResult
+from .config import FuzzResult
 from .findings import EXCERPT_BYTES, FuzzFinding
 
 
@@ -87,7 +87,7 @@ def _unjudged(result: FuzzResult, rule_id: str) -> str | None:
     """Why a rule with no finding judged nothing, or None when it judged something: a PASS
     on nothing would be a lie (a server whose every answer the checks could not read passed
     them all). Schemathesis' own checks judge every example; a catalog rule the answers it
-    could read (:attr:`~conformance.fuzz.engine.FuzzResult.judged`)."""
+    could read (:attr:`~conformance.fuzz.config.FuzzResult.judged`)."""
     if rule_id in BY_CHECK.values():
         if result.examples:
             return None

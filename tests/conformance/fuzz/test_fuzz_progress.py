@@ -18,10 +18,12 @@ from schemathesis.engine import events
 from schemathesis.engine.run import Phase, PhaseName
 
 from conformance.embedded import EmbeddedMock
-from conformance.fuzz.engine import FuzzResult, _Live, _on_event
+from conformance.fuzz.campaign import _on_event
+from conformance.fuzz.config import FuzzResult
 from conformance.fuzz.findings import FindingCollector
 from conformance.fuzz.progress import (
     CLEAR_TO_EOL,
+    Live,
     PhaseLines,
     Quiet,
     Status,
@@ -155,7 +157,7 @@ class Recorder:
 
 def test_the_engine_tells_a_restarted_phase_once() -> None:
     recorder = Recorder()
-    live = _Live(recorder, Tally(requests=lambda: 0))
+    live = Live(recorder, Tally(requests=lambda: 0))
     result = FuzzResult(seed=1, profile="openai", base_url="http://127.0.0.1:9/v1", checks=())
     collector = FindingCollector()
     names = [PhaseName(name) for name in ("probing", "coverage", *["fuzzing"] * 100)]

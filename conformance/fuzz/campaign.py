@@ -1,4 +1,4 @@
-"""One fuzz run: schemathesis' engine, driven from Python, against one profile's document.
+"""One fuzz campaign: schemathesis' engine, driven from Python, against one profile's document.
 
 Why the engine and not ``st run`` in a child process: the run needs what the command line cannot
 give. Every request goes through the harness's guard (a request budget, backoff on 429 / 503;
@@ -22,9 +22,8 @@ import secrets
 import sys
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from pathlib import Path
-from typing import Literal
 
 import requests
 import schemathesis
@@ -32,105 +31,22 @@ from schemathesis.config import SchemathesisConfig
 from schemathesis.engine import StopReason, events, from_schema
 
 from conformance.settings import MAX_EVENTS, Settings
-from conformance.transport import DIRECT, Network, redact_url
+from conformance.transport import redact_url
 
 from . import stream as _stream  # noqa: F401 - registers the text/event-stream deserializer
-from .bodies import Caps, cap
 from .checks import FuzzRun, attach, detach, select_rules
+from .config import BUILTIN_CHECKS, TESTING_PHASES, FuzzConfig, FuzzResult
 from .document import fuzz_document, relative_path, without_examples
-from .findings import (
-    CONNECTION,
-    FindingCollector,
-    FuzzFinding,
-    RuleOf,
-    connection_kind,
-    network_finding,
-    shrunk_finding,
-)
+from .findings import FindingCollector, RuleOf
 from .guard import BudgetSpent, NetworkFailure, RequestGuard
 from .hooks import install
 from .produced import Produced, ask
-from .progress import Messages, Reporter, Tally
-from .shrink import shrink_case, shrink_cut
+from .progress import Live, Messages, Reporter, Tally
+from .shrink_findings import shrink_findings
 from .storage import default_example_db, hypothesis_dir, hypothesis_home, user_cache_dir
 from .transport import GuardedOpenApiSchema, guard_schema
 from .unanswered import unanswered_rule
 from .worker_crashes import worker_crashes
-
-BUILTIN_CHECKS = (
-    "not_a_server_error",
-    "response_schema_conformance",
-    "negative_data_rejection",
-    "positive_data_acceptance",
-    "content_type_conformance",
-    "status_code_conformance",
-)
-Mode = Literal["all", "positive", "negative"]
-TESTING_PHASES = ("examples", "coverage", "fuzzing")
-
-
-@dataclass(frozen=True)
-class FuzzConfig:
-    """How much to fuzz and how; checked by the CLI, which names the flag at fault."""
-
-    max_examples: int = 50
-    seed: int | None = None
-    workers: int = 1
-    caps: Caps = field(default_factory=Caps)
-    time_budget: float | None = None
-    """``--time-budget``: the search repeats until then, and the whole run (shrinking
-    included) ends by then."""
-    time_limit: float = 600.0
-    """Without a ``time_budget``, when the run ends at the latest: a server that answers
-    slowly, or never, still gets a report."""
-    max_requests: int | None = None
-    mode: Mode = "all"
-    strict: bool = False
-    select: tuple[str, ...] = ()
-    deselect: tuple[str, ...] = ()
-    phases: tuple[str, ...] = ("examples", "coverage", "fuzzing")
-    shrink: bool = True
-    cache_dir: Path | None = None
-    """Where hypothesis keeps its files (:mod:`.storage`); None: the user's cache directory."""
-    example_db: Path | None = None
-    """The example database; None: ``examples`` under hypothesis' directory in ``cache_dir``."""
-    keep_examples: bool = False
-    """True: keep an example database, which replays earlier runs' examples first. Off by
-    default: with one, two runs of the same seed found a fault and then missed it."""
-
-
-@dataclass
-class FuzzResult:
-    """What a run found, and what it did to find it."""
-
-    seed: int
-    profile: str
-    base_url: str
-    checks: tuple[str, ...]
-    findings: list[FuzzFinding] = field(default_factory=list)
-    errors: list[str] = field(default_factory=list)
-    examples: int = 0
-    requests: int = 0
-    retried: int = 0
-    duration: float = 0.0
-    stop_reason: str = "completed"
-    unreachable: bool = False
-    judged: dict[str, int] = field(default_factory=dict)
-    """Catalog rule ID -> answers its check judged; a rule missing judged none."""
-    ttft_seconds: tuple[float, ...] = ()
-    """Time to first token of each 200 stream read (:mod:`conformance.latency`)."""
-    itl_seconds: tuple[float, ...] = ()
-    """Gaps between consecutive chunks of those streams."""
-    network: Network = DIRECT
-    """How the requests went out (redacted): the reports say so, ``--insecure`` above all."""
-
-    @property
-    def exit_code(self) -> int:
-        """0 nothing found, 1 findings, 2 the run itself failed (unreachable, harness errors)."""
-        if self.unreachable or (self.errors and not self.findings):
-            return 2
-        return 1 if self.findings else 0
-
 
 Progress = Callable[[str], None]
 RECORDED_BYTES = 64 * 1024
@@ -139,8 +55,6 @@ SHRINK_SHARE = 0.2
 """Of a ``--time-budget``, what the search leaves for shrinking its findings."""
 SHRINK_RESERVE_FROM = 10.0
 """Budgets shorter than this leave nothing aside: the search would get too little to start."""
-UNSHRUNK_KINDS = frozenset({"ResponseTooSlow"})
-"""Cuts not shrunk: each candidate would cost the whole total time of a request."""
 
 
 def _config(settings: Settings, config: FuzzConfig, seed: int, checks: list[str], *,
@@ -216,7 +130,7 @@ def _fuzz(settings: Settings, config: FuzzConfig, report: Reporter, *, database:
     rule_of = _unanswered_rule_of(settings, operations)
     collector = FindingCollector(settings.secret_header_names, network=settings.network,
                                  rule_of=rule_of)
-    live = _Live(report, Tally(requests=lambda: guard.sent, budget=config.time_budget))
+    live = Live(report, Tally(requests=lambda: guard.sent, budget=config.time_budget))
     report.begin(live.tally)
     report.message(f"seed {seed}: replay this run with --seed {seed}")
     schemas: list[GuardedOpenApiSchema] = []
@@ -238,7 +152,7 @@ def _fuzz(settings: Settings, config: FuzzConfig, report: Reporter, *, database:
             collector.add_network(list(guard.network_failures))
             live.tally.findings = len(collector.findings())
             if config.shrink and not guard.spent:
-                _shrink_findings(settings, config.caps, guard, collector, live, rule_of)
+                shrink_findings(settings, config.caps, guard, collector, live, rule_of)
         finally:
             for schema in schemas:
                 detach(schema)
@@ -281,21 +195,6 @@ def _search_left(budget: float, elapsed: float) -> float:
     return budget - reserve - elapsed
 
 
-@dataclass
-class _Live:
-    """The run's tally and the reporter that shows it, handed down to the event handlers."""
-
-    report: Reporter
-    tally: Tally
-
-    def enter(self, phase: str) -> None:
-        """Tell the reporter of ``phase`` unless it is the current one (schemathesis restarts
-        the fuzzing phase until the time budget is spent)."""
-        if self.tally.phase != phase:
-            self.tally.phase = phase
-            self.report.phase(phase)
-
-
 def _unanswered_rule_of(settings: Settings, operations: dict[str, str]) -> RuleOf:
     """What a request that got no whole answer fails, judged by what it asked
     (:mod:`conformance.fuzz.unanswered`); nothing when schemathesis sent the operation's path
@@ -326,7 +225,7 @@ def _passes(profile: str, phases: tuple[str, ...]
 
 
 def _run_pass(document: dict[str, object], st_config: SchemathesisConfig, guard: RequestGuard,
-              run: FuzzRun, result: FuzzResult, collector: FindingCollector, live: _Live,
+              run: FuzzRun, result: FuzzResult, collector: FindingCollector, live: Live,
               schemas: list[GuardedOpenApiSchema]) -> None:
     """One engine run. Its schema stays attached to ``run`` (shrinking resends its cases) and
     is added to ``schemas``, which the caller detaches at the end."""
@@ -340,61 +239,13 @@ def _run_pass(document: dict[str, object], st_config: SchemathesisConfig, guard:
         _on_event(event, result, collector, live)
 
 
-MAX_SHRUNK = 12
-"""Findings shrunk per run, at most (each costs up to a few hundred requests)."""
-
-
-def _shrink_findings(settings: Settings, caps: Caps, guard: RequestGuard,
-                     collector: FindingCollector, live: _Live, rule_of: RuleOf) -> None:
-    """Replace each finding's example with the smallest reduction that still fails the same
-    way (see :mod:`conformance.fuzz.shrink`)."""
-    say = live.report.message
-    headers = dict(settings.request_headers())
-    secret = settings.secret_header_names
-    friendli = settings.profile.wire == "friendli"
-
-    def prepare(body: object) -> object:
-        return cap(body, caps, friendli=friendli)
-
-    for finding in collector.findings()[:MAX_SHRUNK]:
-        if finding.case is None or (finding.check == CONNECTION
-                                    and connection_kind(finding.key) in UNSHRUNK_KINDS):
-            continue
-        live.enter("shrinking")
-        say(f"shrinking {finding.key} on {finding.operation}")
-        try:
-            if finding.check == CONNECTION:
-                cut = shrink_cut(finding.case, kind=connection_kind(finding.key),
-                                 headers=headers, prepare=prepare,
-                                 recorded=guard.network_failures,
-                                 same=_same_rule(rule_of, finding.rule_id))
-                if cut is not None:
-                    smaller = network_finding(cut, secret, shrunk=True, rule_of=rule_of)
-                    collector.replace(smaller if smaller.size <= finding.size
-                                      else replace(finding, shrunk=True))
-                continue
-            best = shrink_case(finding.case, check=finding.check, key=finding.key,
-                               headers=headers, prepare=prepare)
-        except BudgetSpent as spent:
-            say(f"{spent} while shrinking: the other findings stay as found")
-            return
-        if best.case is not None and best.response is not None and best.failure is not None:
-            collector.replace(shrunk_finding(finding, best.case, best.response, best.failure,
-                                             secret))
-
-
-def _same_rule(rule_of: RuleOf, rule_id: str | None) -> Callable[[NetworkFailure], bool]:
-    """Whether a shrinking candidate's cut breaks the finding's own rule."""
-    return lambda cut: rule_of(cut) == rule_id
-
-
 def guard_answered(guard: RequestGuard) -> bool:
     """Whether any request got an answer (every attempt that did not fail on the network)."""
     return guard.sent > len(guard.network_failures)
 
 
 def _on_event(event: events.EngineEvent, result: FuzzResult, collector: FindingCollector,
-              live: _Live) -> None:
+              live: Live) -> None:
     if (isinstance(event, events.PhaseStarted) and event.phase.is_enabled
             and event.phase.name.value in TESTING_PHASES):
         live.enter(event.phase.name.value)
