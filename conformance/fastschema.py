@@ -24,16 +24,17 @@ except ImportError:  # pragma: no cover - schemathesis brings it
 
 
 @functools.cache
-def _validator(profile: str, role: str) -> Any:
+def _validator(profile_name: str, role: str) -> Any:
     if jsonschema_rs is None:
         return None
-    schema = spec.get_profile(profile).schema(role)  # type: ignore[arg-type]
+    schema = spec.get_profile(profile_name).schema(role)  # type: ignore[arg-type]
     return jsonschema_rs.Draft202012Validator(schema)
 
 
-def surely_valid(profile: str, role: str, value: JSON) -> bool:
-    """True when ``value`` is valid for ``profile``'s ``role`` schema (False: ask jsonschema)."""
-    validator = _validator(profile, role)
+def surely_valid(profile_name: str, role: str, value: JSON) -> bool:
+    """True when ``value`` is valid for the ``role`` schema of the profile ``profile_name``
+    (False: ask jsonschema)."""
+    validator = _validator(profile_name, role)
     if validator is None:
         return False
     try:

@@ -201,21 +201,21 @@ def cross_field_rules() -> tuple[CrossFieldRule, ...]:
 
 
 def cross_field_violations(
-    request: Mapping[str, JSON], profile: str
+    request: Mapping[str, JSON], profile_name: str
 ) -> list[CrossFieldViolation]:
-    """The cross-field rules of ``profile`` (a profile's name or file; its wire's rules) that
-    ``request`` breaks, in document order.
+    """The cross-field rules of the profile ``profile_name`` (a shipped profile's name or a
+    profile file; its wire's rules) that ``request`` breaks, in document order.
 
     Call it on a request that already passed the profile's request schema.
     """
     return [
         CrossFieldViolation(rule.id, rule.fields[0], rule.message)
-        for rule in cross_field_rules_for(profile)
+        for rule in cross_field_rules_for(profile_name)
         if not _KINDS[rule.kind](rule, request)
     ]
 
 
-def cross_field_rules_for(profile: str) -> tuple[CrossFieldRule, ...]:
-    """The cross-field rules that apply to ``profile``: those of its wire."""
-    wire = get_profile(profile).wire
+def cross_field_rules_for(profile_name: str) -> tuple[CrossFieldRule, ...]:
+    """The cross-field rules that apply to the profile ``profile_name``: those of its wire."""
+    wire = get_profile(profile_name).wire
     return tuple(rule for rule in cross_field_rules() if wire in rule.wires)

@@ -184,10 +184,10 @@ def _drop_unclaimed(body: dict[str, JSON], features: frozenset[str]) -> None:
         body.setdefault("prompt", "Hello")
 
 
-def _meet_cross_field_rules(body: dict[str, JSON], profile: str) -> dict[str, JSON]:
+def _meet_cross_field_rules(body: dict[str, JSON], profile_name: str) -> dict[str, JSON]:
     """Repair cross-field violations one at a time, by the least surprising change."""
     for _ in range(10):
-        violations = spec.cross_field_violations(body, profile)
+        violations = spec.cross_field_violations(body, profile_name)
         if not violations:
             break
         rule = violations[0]

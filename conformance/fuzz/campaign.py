@@ -210,11 +210,11 @@ def _unanswered_rule_of(settings: Settings, operations: dict[str, str]) -> RuleO
     return rule_of
 
 
-def _passes(profile: str, phases: tuple[str, ...]
+def _passes(profile_name: str, phases: tuple[str, ...]
             ) -> list[tuple[dict[str, object], tuple[str, ...]]]:
     """The examples phase on the shipped document, the others on it without examples
     (:mod:`conformance.fuzz.document` says why)."""
-    document = fuzz_document(profile)
+    document = fuzz_document(profile_name)
     passes: list[tuple[dict[str, object], tuple[str, ...]]] = []
     if "examples" in phases:
         passes.append((document, ("examples",)))

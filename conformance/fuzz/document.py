@@ -28,11 +28,11 @@ def relative_path(profile: spec.Profile, path: str) -> str:
     return path[len(base):] if base and path.startswith(base + "/") else path
 
 
-def fuzz_document(profile: str) -> dict[str, JSON]:
-    """The profile's document (its operations and request fields only), paths relative to the
-    base path, no ``servers`` (the run says where the server is)."""
-    chosen = spec.get_profile(profile)
-    document = spec.profile_document(profile)
+def fuzz_document(profile_name: str) -> dict[str, JSON]:
+    """The document of the profile ``profile_name`` (its operations and request fields only),
+    paths relative to the base path, no ``servers`` (the run says where the server is)."""
+    chosen = spec.get_profile(profile_name)
+    document = spec.profile_document(profile_name)
     document["paths"] = {relative_path(chosen, path): item
                          for path, item in document["paths"].items()}
     document.pop("servers", None)
