@@ -39,7 +39,7 @@ DERIVED = ("sse_lines", "events", "observations")
 TODO = "TODO: say which real deviation of the server this is"
 TABLE_HEADER = """\
 # The verdict of every rule on each recorded lab server (written by `lab/run record`).
-# tests/conformance/test_rules_lab_replays.py replays each fixture through
+# tests/conformance/catalog/test_catalog_lab_replays.py replays each fixture through
 # `mockserver --replay` and asserts these verdicts and reasons; every FAIL and NON_STRICT has a
 # `why`: the server's real deviation, in one line. A rule change that moves a verdict must
 # change this file on purpose: re-record, read the moves it prints, explain new FAILs.

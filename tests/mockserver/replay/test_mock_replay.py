@@ -1,7 +1,7 @@
 """``mockserver --replay``: recorded exchanges served back exactly, over real HTTP.
 
 The recordings here are written by hand in the report's format (the harness writes the same
-shape; ``tests/conformance/test_rules_replay.py`` round-trips real runs through it).
+shape; ``tests/conformance/reporting/test_reporting_replay.py`` round-trips real runs through it).
 """
 
 from __future__ import annotations

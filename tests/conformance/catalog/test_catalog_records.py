@@ -9,7 +9,7 @@ import spec
 from conformance.probes import PROBES
 from conformance.rules import CATALOG
 
-BUG_CLASSES = Path(__file__).parents[2] / "docs" / "bug-classes.md"
+BUG_CLASSES = Path(__file__).parents[3] / "docs" / "bug-classes.md"
 
 STABLE_IDS = """
 CONTENT-TYPE-001 CONTENT-TYPE-002 CONTENT-TYPE-003 DET-001 DET-002 DET-003 DET-004 DET-005

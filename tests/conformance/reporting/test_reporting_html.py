@@ -193,7 +193,7 @@ def test_the_fuzz_report_is_one_file_with_its_findings(mock: EmbeddedMock, tmp_p
 def test_the_report_of_a_real_server_replayed_is_one_file(tmp_path: Path) -> None:
     """llama-cpp-python's recorded answers (``tests/fixtures/lab/``), replayed by the mock:
     a real server's bodies and streams, its FAILs each leading to a finding."""
-    fixtures = Path(__file__).resolve().parent.parent / "fixtures" / "lab"
+    fixtures = Path(__file__).resolve().parents[2] / "fixtures" / "lab"
     entry = yaml.safe_load((fixtures / "verdicts.yaml").read_text(encoding="utf-8"))[
         "llama-cpp-python-openai"]
     path = tmp_path / "lab.html"

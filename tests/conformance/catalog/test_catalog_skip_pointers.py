@@ -2,9 +2,9 @@
 defect that left nothing to judge must name one that FAILed, ERRORed or was NON_STRICT in the
 same run, or a reader follows the pointer and finds nothing wrong.
 
-The mock's faults (tests/conformance/test_rules_faults.py) and the lab recordings
-(tests/conformance/test_rules_lab_replays.py) check it on the runs they make already; here a
-server whose logprobs come in the chat shape, which LOGPROBS-001 accepts as an object and
+The mock's faults (tests/conformance/catalog/test_catalog_faults.py) and the lab recordings
+(tests/conformance/catalog/test_catalog_lab_replays.py) check it on the runs they make already;
+here a server whose logprobs come in the chat shape, which LOGPROBS-001 accepts as an object and
 SCHEMA-001 fails.
 """
 

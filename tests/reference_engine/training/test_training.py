@@ -19,7 +19,7 @@ from reference_engine.training import train, write_artifacts
 from reference_engine.training.corpus import CORPUS_DIR, CORPUS_FILES, load_documents
 from reference_engine.training.ngram_counter import count_ngrams, token_stream
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
+REPO_ROOT = Path(__file__).resolve().parents[3]
 
 
 def _small_slice() -> list[str]:

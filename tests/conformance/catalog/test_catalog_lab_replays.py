@@ -25,7 +25,7 @@ from conformance.embedded import EmbeddedMock
 from conformance.model.coverage import dangling_in_report
 from conformance.rules import CATALOG
 
-FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "lab"
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "lab"
 TABLE: dict[str, Any] = yaml.safe_load((FIXTURES / "verdicts.yaml").read_text(encoding="utf-8"))
 PORT = re.compile(r"(127\.0\.0\.1|localhost):\d+")
 

@@ -26,7 +26,7 @@ from conformance.reporting.json_report import FORMAT_VERSION
 from conformance.rules import CATALOG
 from conformance.transport import Exchange, RecordedRequest, Termination, Timings
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 TARGET = Target("http://127.0.0.1:1/v1", "openai", "m", ())
 
 

@@ -9,7 +9,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from test_rules_plugin import pytest_in
+from test_plugin import pytest_in
 
 from conformance.cli import main
 from conformance.embedded import EmbeddedMock

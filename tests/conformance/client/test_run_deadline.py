@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pytest
 from aiohttp import web
-from test_first_contact import catalog, cli, closing_server, gatekeeper, one_line, silent_server
-from test_rules_client import settings
+from first_contact_support import catalog, cli, closing_server, gatekeeper, one_line, silent_server
+from test_client import settings
 
 from conformance.client import Client, DeadlineReached, ServerSilent
 from conformance.embedded import EmbeddedMock

@@ -128,8 +128,9 @@ def measure(case: str) -> None:
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_hostile_servers_end_in_a_verdict(case: str) -> None:
     """Each case runs in a fresh interpreter so its peak RSS is its own."""
-    here = str(Path(__file__).parent)
-    code = f"import sys; sys.path.insert(0, {here!r}); import {Path(__file__).stem} as t; "
+    here, support = str(Path(__file__).parent), str(Path(__file__).parents[1])  # harness_support
+    code = f"import sys; sys.path[:0] = [{here!r}, {support!r}]; "
+    code += f"import {Path(__file__).stem} as t; "
     code += f"t.measure({case!r})"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           timeout=60, check=True)
