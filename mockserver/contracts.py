@@ -25,7 +25,7 @@ from typing import Literal
 
 import spec
 
-from .wire.profiles import WireProfile
+from .wire.formats import Wire
 
 UnknownFields = Literal["reject", "ignore"]
 
@@ -46,7 +46,7 @@ class ServedContract:
     then means the served model, as a single-model server such as ``vllm serve`` takes it."""
 
     @property
-    def wire(self) -> WireProfile:
+    def wire(self) -> Wire:
         return self.profile.wire
 
     @property
@@ -91,19 +91,20 @@ def _response_fields(profile: spec.Profile) -> frozenset[str]:
     return frozenset(properties) if isinstance(properties, dict) else frozenset()
 
 
-def _builtin(name: str, profile: str) -> ServedContract:
-    """The built-in route ``name``: the shipped ``profile``, unknown fields rejected."""
-    return replace(contract_from_profile(spec.get_profile(profile)), name=name,
+def _builtin(name: str, profile_name: str) -> ServedContract:
+    """The built-in route ``name``: the shipped profile ``profile_name``, unknown fields
+    rejected."""
+    return replace(contract_from_profile(spec.get_profile(profile_name)), name=name,
                    unknown_fields="reject", defaulted_fields=())
 
 
 OPENAI = _builtin("openai", "openai-compatible")
 FRIENDLI = _builtin("friendli", "friendli")
 BUILT_IN: tuple[ServedContract, ...] = (OPENAI, FRIENDLI)
-_BY_WIRE: Mapping[WireProfile, ServedContract] = {c.wire: c for c in BUILT_IN}
+_BY_WIRE: Mapping[Wire, ServedContract] = {c.wire: c for c in BUILT_IN}
 
 
-def builtin_contract(wire: WireProfile) -> ServedContract:
+def builtin_contract(wire: Wire) -> ServedContract:
     """The built-in route of ``wire`` (what ``python -m mockserver.render`` validates with)."""
     return _BY_WIRE[wire]
 

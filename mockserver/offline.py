@@ -35,24 +35,27 @@ def offline_answer(
 ) -> str:
     """The response body (JSON, one line) or the SSE stream the mock would send for ``body``.
 
-    The body's own ``stream`` is replaced by ``stream``. Raises ValueError with the error
-    envelope's message (and ``param``) for a request the mock would reject.
+    ``profile`` is a contract profile's name: the built-in route of its wire (``/v1`` or
+    ``/dedicated/v1``) validates and renders. The body's own ``stream`` is replaced by
+    ``stream``. Raises ValueError with the error envelope's message (and ``param``) for a
+    request the mock would reject.
     """
     engine = engine or _engine()
     request_body = {**body, "stream": stream}
     validator = RequestValidator(profile, model_id=engine.model_id)
+    wire = validator.wire
     try:
         valid = validator.validate(request_body)
         try:
-            request = build_request(valid, profile=profile)
-            options = WireOptions.from_body(valid, profile=profile)
+            request = build_request(valid, wire=wire)
+            options = WireOptions.from_body(valid, wire=wire)
             identity = Identity(response_id, created, valid["model"], engine.fingerprint)
             if not stream:
                 completion = engine.complete(request)
-                rendered = completion_body(completion, identity, profile=profile,
+                rendered = completion_body(completion, identity, wire=wire,
                                            suffix=options.suffix)
                 return sse.encode_json(rendered).decode("utf-8") + "\n"
-            chunks = stream_chunks(engine.stream(request), identity, profile=profile,
+            chunks = stream_chunks(engine.stream(request), identity, wire=wire,
                                    include_usage=options.include_usage,
                                    logprobs=options.logprobs, suffix=options.suffix)
             return b"".join(frame.data for frame in sse.frames(chunks)).decode("utf-8")

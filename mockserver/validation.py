@@ -30,7 +30,7 @@ from spec import JSON
 
 from .contracts import BUILT_IN, ServedContract, builtin_contract
 from .errors import ApiError
-from .wire.profiles import WireProfile, wire_profile
+from .wire.formats import Wire, wire_of
 from .wire.requests import integral_numbers, served_model
 
 try:  # the fast path is optional
@@ -38,7 +38,7 @@ try:  # the fast path is optional
 except ImportError:  # pragma: no cover
     jsonschema_rs = None  # type: ignore[assignment]
 
-INVALID_STATUS: Mapping[WireProfile, int] = {
+INVALID_STATUS: Mapping[Wire, int] = {
     contract.wire: contract.invalid_status for contract in BUILT_IN
 }
 
@@ -50,10 +50,10 @@ class RequestValidator:
 
     def __init__(self, contract: ServedContract | str, *, model_id: str) -> None:
         if isinstance(contract, str):
-            contract = builtin_contract(wire_profile(contract))
+            contract = builtin_contract(wire_of(contract))
         self.contract = contract
         self.name = contract.name
-        self.profile: WireProfile = contract.wire
+        self.wire: Wire = contract.wire
         self.status = contract.invalid_status
         self.model_id = model_id
         self._schema = contract.profile.schema("request")
@@ -88,7 +88,7 @@ class RequestValidator:
 
     def check_model(self, model: str) -> None:
         """404 unless ``model`` is the engine's (FriendliAI may add ``:ADAPTER_ROUTE``)."""
-        if served_model(model, wire=self.profile) != self.model_id:
+        if served_model(model, wire=self.wire) != self.model_id:
             raise ApiError(
                 self.contract.unknown_model_status,
                 f"The model `{model}` does not exist; this server serves `{self.model_id}` "

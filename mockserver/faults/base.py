@@ -35,9 +35,10 @@ from typing import ClassVar, Literal
 
 from spec import JSON
 
+from ..contracts import Operation
 from ..errors import ApiError
 from ..sse import Frame
-from ..wire.profiles import WIRE_PROFILES, WireProfile
+from ..wire.formats import WIRES, Wire
 
 HookKind = Literal[
     "validation", "body", "payload", "chunks", "frames", "writer", "headers", "response", "error"
@@ -53,10 +54,9 @@ HOOK_METHODS: Mapping[HookKind, str] = {
     "response": "alter_response",
     "error": "alter_error",
 }
-Operation = Literal["completions", "models"]
 Write = Callable[[bytes], Awaitable[None]]
-OPENAI: frozenset[WireProfile] = frozenset({"openai"})
-FRIENDLI: frozenset[WireProfile] = frozenset({"friendli"})
+OPENAI: frozenset[Wire] = frozenset({"openai"})
+FRIENDLI: frozenset[Wire] = frozenset({"friendli"})
 
 
 class AbortConnection(Exception):
@@ -73,7 +73,7 @@ class FaultContext:
     (one dict per server, keyed by fault name; a fresh one when no server hands it over).
     """
 
-    profile: WireProfile
+    wire: Wire
     operation: Operation = "completions"
     body: Mapping[str, JSON] | None = None
     stream: bool = False
@@ -140,7 +140,7 @@ class Fault:
     """Base of every fault; see the module docstring for the hooks.
 
     Class attributes: ``name`` (kebab-case, after the defect), ``description`` (one line),
-    ``breaks`` (the contract rule it breaks, in words), ``hook``; ``profiles``, ``stream``
+    ``breaks`` (the contract rule it breaks, in words), ``hook``; ``wires``, ``stream``
     (True: streams only, False: non-streamed only, None: both) and ``operation`` say where
     it applies; ``on_invalid`` marks faults that only show on invalid input; ``chaos`` False
     keeps a fault out of the default chaos pool (it makes the client wait for a timeout).
@@ -150,7 +150,7 @@ class Fault:
     description: ClassVar[str]
     breaks: ClassVar[str]
     hook: ClassVar[HookKind]
-    profiles: ClassVar[frozenset[WireProfile]] = frozenset(WIRE_PROFILES)
+    wires: ClassVar[frozenset[Wire]] = frozenset(WIRES)
     stream: ClassVar[bool | None] = None
     operation: ClassVar[Operation] = "completions"
     on_invalid: ClassVar[bool] = False
@@ -160,7 +160,7 @@ class Fault:
         """Whether this fault bends a request like ``ctx`` at all."""
         return (
             ctx.operation == self.operation
-            and ctx.profile in self.profiles
+            and ctx.wire in self.wires
             and (self.stream is None or self.stream == ctx.stream)
         )
 
@@ -171,7 +171,7 @@ class Fault:
             "description": self.description,
             "breaks": self.breaks,
             "hook": self.hook,
-            "profiles": sorted(self.profiles),
+            "wires": sorted(self.wires),
             "stream": self.stream,
             "operation": self.operation,
         }

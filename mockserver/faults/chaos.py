@@ -3,7 +3,7 @@
 ``--chaos-every K`` gives every K-th completion request a fault; ``--chaos-probability P``
 gives each request one with probability P (drawn from an RNG seeded by ``--chaos-seed``). The
 fault comes from ``--chaos-faults`` (or every fault marked ``chaos``) and must apply to the
-request (its profile, whether it streams, whether its input was valid); the choice rotates
+request (its wire, whether it streams, whether its input was valid); the choice rotates
 through that list, so a run with the same seed and request order picks the same faults.
 """
 

@@ -141,7 +141,7 @@ class TokenFieldMissing(Fault):
     description = "FriendliAI stream chunks lack the sampled `token`."
     breaks = "FriendliAI: every token chunk carries `choices[].token`."
     hook = "payload"
-    profiles = FRIENDLI
+    wires = FRIENDLI
     stream = True
 
     def alter_payload(self, payload: Payload, ctx: FaultContext) -> Payload:
@@ -156,7 +156,7 @@ class ChoiceSeedMissing(Fault):
     description = "FriendliAI non-streamed choices lack their `seed`."
     breaks = "FriendliAI: every non-streamed choice returns the seed it was sampled with."
     hook = "payload"
-    profiles = FRIENDLI
+    wires = FRIENDLI
     stream = False
 
     def alter_payload(self, payload: Payload, ctx: FaultContext) -> Payload:
@@ -174,7 +174,7 @@ class StreamTokenIdsDiffer(Fault):
     )
     breaks = "FriendliAI: the streamed token ids equal the non-streamed choice's `tokens`."
     hook = "payload"
-    profiles = FRIENDLI
+    wires = FRIENDLI
     stream = True
 
     def alter_payload(self, payload: Payload, ctx: FaultContext) -> Payload:
@@ -194,7 +194,7 @@ class LastTokenIdMissing(Fault):
     )
     breaks = "FriendliAI: the streamed token ids equal the non-streamed choice's `tokens`."
     hook = "chunks"
-    profiles = FRIENDLI
+    wires = FRIENDLI
     stream = True
 
     def alter_chunks(self, chunks: Iterator[Chunk], ctx: FaultContext) -> Iterator[Chunk]:

@@ -50,7 +50,7 @@ class TokenPromptRejected(Fault):
     def judge(self, verdict: Verdict, ctx: FaultContext) -> Verdict:
         if verdict.error is None and _is_token_prompt(verdict.body):
             error = ApiError(
-                INVALID_STATUS[ctx.profile],
+                INVALID_STATUS[ctx.wire],
                 "prompt must be a string or an array of strings.",
                 param="tokens" if isinstance(verdict.body, dict) and "tokens" in verdict.body
                 else "prompt",
@@ -95,7 +95,7 @@ class GreedyNRefused(Fault):
     def judge(self, verdict: Verdict, ctx: FaultContext) -> Verdict:
         body = verdict.body
         if verdict.error is None and isinstance(body, dict) and _greedy_n(body):
-            error = ApiError(INVALID_STATUS[ctx.profile],
+            error = ApiError(INVALID_STATUS[ctx.wire],
                              f"n must be 1 when using greedy sampling, got {body['n']}.",
                              param="n", code="invalid_value")
             return Verdict(body, error)
@@ -117,7 +117,7 @@ class UnknownFieldsIgnored(Fault):
     )
     breaks = "Under the openai profile, a request with an unknown field gets 400."
     hook = "validation"
-    profiles = OPENAI
+    wires = OPENAI
     on_invalid = True
 
     def judge(self, verdict: Verdict, ctx: FaultContext) -> Verdict:
@@ -225,7 +225,7 @@ class BestOfEqualNRejected(Fault):
     )
     breaks = "`best_of == n` is accepted (OpenAI accepts it)."
     hook = "validation"
-    profiles = OPENAI
+    wires = OPENAI
 
     def judge(self, verdict: Verdict, ctx: FaultContext) -> Verdict:
         body = verdict.body
@@ -233,7 +233,7 @@ class BestOfEqualNRejected(Fault):
             return verdict
         best_of = body.get("best_of")
         if isinstance(best_of, int) and not isinstance(best_of, bool) and best_of == ctx.n:
-            error = ApiError(INVALID_STATUS[ctx.profile], "`best_of` must be greater than `n`.",
+            error = ApiError(INVALID_STATUS[ctx.wire], "`best_of` must be greater than `n`.",
                              param="best_of", code="invalid_value")
             return Verdict(body, error)
         return verdict
@@ -258,7 +258,7 @@ class ErrorParamMissing(Fault):
 
 def _request_key(ctx: FaultContext, body: dict[str, JSON], without: str | None) -> str:
     fields = {name: value for name, value in body.items() if name != without}
-    return json.dumps([ctx.profile, fields], sort_keys=True, default=str)
+    return json.dumps([ctx.wire, fields], sort_keys=True, default=str)
 
 
 @register

@@ -39,7 +39,7 @@ class CreatedChanges(Fault):
     description = "`created` grows by one second on every chunk."
     breaks = "Every chunk of a stream has the same `created`."
     hook = "chunks"
-    profiles = OPENAI
+    wires = OPENAI
     stream = True
 
     def alter_chunks(self, chunks: Iterator[Chunk], ctx: FaultContext) -> Iterator[Chunk]:

@@ -129,7 +129,7 @@ class EchoLogprobsFirstNotNull(_LogprobsFault):
     name = "echo-logprobs-first-not-null"
     description = "Under echo, the first prompt token gets logprob 0.0 instead of null."
     breaks = "With echo and logprobs, token_logprobs[0] and top_logprobs[0] are null."
-    profiles = OPENAI  # FriendliAI has no echo
+    wires = OPENAI  # FriendliAI has no echo
 
     def alter_payload(self, payload: Payload, ctx: FaultContext) -> Payload:
         for logprobs in logprobs_objects(payload):
@@ -185,7 +185,7 @@ class EchoBosCounted(_LogprobsFault):
     )
     breaks = ("The tokens spell the text, and text_offset[i] is the token's place in it "
               "(0 first under echo).")
-    profiles = OPENAI  # FriendliAI has no echo
+    wires = OPENAI  # FriendliAI has no echo
     BOS = "<s>"
 
     def alter_payload(self, payload: Payload, ctx: FaultContext) -> Payload:
@@ -238,7 +238,7 @@ class EchoPromptLogprobsMissing(_LogprobsFault):
         "get no entries."
     )
     breaks = "With echo and logprobs, the arrays start with one entry per prompt token."
-    profiles = OPENAI  # FriendliAI has no echo
+    wires = OPENAI  # FriendliAI has no echo
     stream = False
 
     def alter_payload(self, payload: Payload, ctx: FaultContext) -> Payload:

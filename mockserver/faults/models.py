@@ -15,7 +15,7 @@ from .registry import register
 class _ModelsFault(Fault):
     hook = "response"
     operation = "models"
-    profiles = OPENAI
+    wires = OPENAI
 
 
 @register

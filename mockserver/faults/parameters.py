@@ -71,7 +71,7 @@ class MaxTokensOverrun(_BodyFault):
 
     def alter_body(self, body: Body, ctx: FaultContext) -> Body:
         limit = body.get("max_tokens")
-        default = default_max_tokens(ctx.profile)
+        default = default_max_tokens(ctx.wire)
         if _is_int(limit):
             body["max_tokens"] = limit + 1
         elif default is not None:
@@ -86,7 +86,7 @@ class StopTokensIgnored(FieldsIgnored):
     name = "stop-tokens-ignored"
     description = "FriendliAI `stop_tokens` are accepted and ignored: generation runs past them."
     breaks = "FriendliAI: a generated stop token ends generation, with finish_reason stop."
-    profiles = FRIENDLI
+    wires = FRIENDLI
     ignored = ("stop_tokens",)
 
 
@@ -95,7 +95,7 @@ class EchoIgnored(_BodyFault):
     name = "echo-ignored"
     description = "`echo: true` is accepted and ignored: the prompt is not prepended."
     breaks = "With echo, each choice's text starts with its prompt."
-    profiles = OPENAI
+    wires = OPENAI
 
     def alter_body(self, body: Body, ctx: FaultContext) -> Body:
         body["echo"] = False
@@ -147,7 +147,7 @@ class BestOfIgnored(FieldsIgnored):
     name = "best-of-ignored"
     description = "`best_of` is accepted and ignored: the first n candidates are returned."
     breaks = "best_of > n returns the n best of best_of candidates (by mean logprob)."
-    profiles = OPENAI
+    wires = OPENAI
     ignored = ("best_of",)
 
 
@@ -156,7 +156,7 @@ class LogitBiasIgnored(FieldsIgnored):
     name = "logit-bias-ignored"
     description = "`logit_bias` is accepted and ignored."
     breaks = "logit_bias -100 bans a token and +100 forces it."
-    profiles = OPENAI
+    wires = OPENAI
     ignored = ("logit_bias",)
 
 
@@ -166,7 +166,7 @@ class ResponseFormatIgnored(FieldsIgnored):
     description = "FriendliAI's `response_format` is accepted and ignored: the output is free text."
     breaks = ("json_object output is one JSON object, json_schema output validates, regex "
               "output matches the pattern.")
-    profiles = FRIENDLI
+    wires = FRIENDLI
     ignored = ("response_format",)
 
 
@@ -209,7 +209,7 @@ class MinTokensIgnored(FieldsIgnored):
     name = "min-tokens-ignored"
     description = "`min_tokens` (FriendliAI, vLLM) and `min_total_tokens` are accepted and ignored."
     breaks = "Generation does not end before min_tokens (or min_total_tokens) are reached."
-    profiles = FRIENDLI | OPENAI
+    wires = FRIENDLI | OPENAI
     ignored = ("min_tokens", "min_total_tokens")
 
 
@@ -218,7 +218,7 @@ class NoRepeatNgramIgnored(FieldsIgnored):
     name = "no-repeat-ngram-ignored"
     description = "FriendliAI's `no_repeat_ngram` is accepted and ignored."
     breaks = "With no_repeat_ngram N, no N-gram of token ids occurs twice."
-    profiles = FRIENDLI
+    wires = FRIENDLI
     ignored = ("no_repeat_ngram",)
 
 
@@ -227,7 +227,7 @@ class RepetitionPenaltyIgnored(FieldsIgnored):
     name = "repetition-penalty-ignored"
     description = "`repetition_penalty` is accepted and ignored."
     breaks = "A repetition penalty lowers the score of tokens that already occurred."
-    profiles = FRIENDLI
+    wires = FRIENDLI
     ignored = ("repetition_penalty",)
 
 
@@ -236,5 +236,5 @@ class MinPIgnored(FieldsIgnored):
     name = "min-p-ignored"
     description = "`min_p` is accepted and ignored."
     breaks = "min_p drops tokens less likely than min_p times the most likely one."
-    profiles = FRIENDLI
+    wires = FRIENDLI
     ignored = ("min_p",)

@@ -26,7 +26,7 @@ class TopKIgnored(FieldsIgnored):
     name = "top-k-ignored"
     description = "FriendliAI's `top_k` is accepted and ignored."
     breaks = "top_k N samples from the N most likely tokens only (top_k 1 is greedy)."
-    profiles = FRIENDLI
+    wires = FRIENDLI
     ignored = ("top_k",)
 
 
@@ -35,7 +35,7 @@ class BadWordsIgnored(FieldsIgnored):
     name = "bad-words-ignored"
     description = "FriendliAI's `bad_words` and `bad_word_tokens` are accepted and ignored."
     breaks = "Banned phrases and token sequences are never generated."
-    profiles = FRIENDLI
+    wires = FRIENDLI
     ignored = ("bad_words", "bad_word_tokens")
 
 
@@ -44,5 +44,5 @@ class ForcedOutputIgnored(FieldsIgnored):
     name = "forced-output-ignored"
     description = "FriendliAI's `forced_output_tokens` are accepted and ignored."
     breaks = "The output begins with the forced tokens."
-    profiles = FRIENDLI
+    wires = FRIENDLI
     ignored = ("forced_output_tokens",)

@@ -76,7 +76,7 @@ class PromptLeakStream(Fault):
     )
     breaks = "With a token-id prompt and echo off, the joined stream text is the completion only."
     hook = "body"
-    profiles = OPENAI  # FriendliAI's token prompts are `tokens`, and it has no echo
+    wires = OPENAI  # FriendliAI's token prompts are `tokens`, and it has no echo
     stream = True
 
     def alter_body(self, body: dict[str, JSON], ctx: FaultContext) -> dict[str, JSON]:

@@ -128,7 +128,7 @@ class UsageKeyMissingOnChunks(Fault):
     description = "With include_usage, the chunks before the usage chunk lack the `usage` key."
     breaks = "OpenAI: with include_usage, every chunk but the usage chunk carries usage: null."
     hook = "payload"
-    profiles = OPENAI  # FriendliAI chunks never carry the key
+    wires = OPENAI  # FriendliAI chunks never carry the key
     stream = True
 
     def alter_payload(self, payload: Payload, ctx: FaultContext) -> Payload:

@@ -27,7 +27,7 @@ class _ExtensionIgnored(Fault):
     """A vLLM field accepted and answered as if it held its default."""
 
     hook = "body"
-    profiles = OPENAI
+    wires = OPENAI
     field: ClassVar[str]
     default: ClassVar[JSON]
 
@@ -71,7 +71,7 @@ class TokensNamedByText(_ExtensionIgnored):
 
 class _ChoiceFault(Fault):
     hook = "payload"
-    profiles = OPENAI
+    wires = OPENAI
 
 
 @register

@@ -21,35 +21,35 @@ from spec import JSON
 
 from ..faults import ActiveFaults, FaultContext
 from ..sse import encode_json, encode_json_by_choice, splice_choices
-from ..wire import Identity, completion_body
+from ..wire import Identity, Wire, completion_body
 from .cache import choice_units
 from .offload import checked
 from .sizing import heavy_answer
 
 
-def render_by_choice(completion: Completion, identity: Identity, *, profile: str,
+def render_by_choice(completion: Completion, identity: Identity, *, wire: Wire,
                      suffix: str | None) -> bytes:
     """``encode_json(completion_body(completion, ...))``, one choice at a time."""
-    parts = [_encoded_choice(choice, completion.usage, identity, profile=profile, suffix=suffix)
+    parts = [_encoded_choice(choice, completion.usage, identity, wire=wire, suffix=suffix)
              for choice in completion.choices]
-    return _spliced(parts, completion.usage, identity, profile=profile, suffix=suffix)
+    return _spliced(parts, completion.usage, identity, wire=wire, suffix=suffix)
 
 
-def render(completion: Completion, identity: Identity, *, profile: str, suffix: str | None,
+def render(completion: Completion, identity: Identity, *, wire: Wire, suffix: str | None,
            faults: ActiveFaults, ctx: FaultContext) -> bytes:
     """``completion``'s body through the ``payload`` faults; one choice at a time when it is
     heavy (``sizing.heavy_answer``) -- the caller then runs this on the engine's threads."""
     heavy = heavy_answer(completion)
     if heavy and not faults:
-        return render_by_choice(completion, identity, profile=profile, suffix=suffix)
-    body = completion_body(completion, identity, profile=profile, suffix=suffix)
+        return render_by_choice(completion, identity, wire=wire, suffix=suffix)
+    body = completion_body(completion, identity, wire=wire, suffix=suffix)
     altered = faults.alter_payload(body, ctx)
     encode = encode_json_by_choice if heavy else encode_json
     return encode(body if altered is None else altered)
 
 
 def complete_rendered(engine: Engine, generation: GenerationRequest, stop: threading.Event,
-                      identity: Identity, *, profile: str, suffix: str | None,
+                      identity: Identity, *, wire: Wire, suffix: str | None,
                       keep_units: int = 0) -> tuple[bytes, Usage, Completion | None]:
     """``render_by_choice(engine.complete(...))``'s bytes, rendering each prompt's choices as
     soon as they are generated (``Engine.complete_prompts``): the whole :class:`Completion`
@@ -71,7 +71,7 @@ def complete_rendered(engine: Engine, generation: GenerationRequest, stop: threa
         prompt_tokens += part.usage.prompt_tokens
         for choice in part.choices:
             completion_tokens += choice.completion_tokens
-            parts.append(_encoded_choice(choice, part.usage, identity, profile=profile,
+            parts.append(_encoded_choice(choice, part.usage, identity, wire=wire,
                                          suffix=suffix))
             if kept is not None:
                 size += choice_units(choice)
@@ -81,20 +81,20 @@ def complete_rendered(engine: Engine, generation: GenerationRequest, stop: threa
         del part
     usage = Usage(prompt_tokens, completion_tokens)
     whole = Completion(tuple(kept), usage) if kept is not None else None
-    return _spliced(parts, usage, identity, profile=profile, suffix=suffix), usage, whole
+    return _spliced(parts, usage, identity, wire=wire, suffix=suffix), usage, whole
 
 
-def _encoded_choice(choice: Choice, usage: Usage, identity: Identity, *, profile: str,
+def _encoded_choice(choice: Choice, usage: Usage, identity: Identity, *, wire: Wire,
                     suffix: str | None) -> bytes:
-    one = completion_body(Completion((choice,), usage), identity, profile=profile,
+    one = completion_body(Completion((choice,), usage), identity, wire=wire,
                           suffix=suffix)
     return encode_json(cast("list[JSON]", one["choices"])[0])
 
 
-def _spliced(parts: list[bytes], usage: Usage, identity: Identity, *, profile: str,
+def _spliced(parts: list[bytes], usage: Usage, identity: Identity, *, wire: Wire,
              suffix: str | None) -> bytes:
     """The answer's head (everything but its choices) with ``parts`` as its choices."""
-    head = encode_json(completion_body(Completion((), usage), identity, profile=profile,
+    head = encode_json(completion_body(Completion((), usage), identity, wire=wire,
                                        suffix=suffix))
     spliced = splice_choices(head, parts)
     if spliced is None:  # every completion body has a choices list

@@ -7,11 +7,11 @@ keeps the results of such requests -- the whole
 :class:`Completion`, or a finished stream's events -- in a bounded LRU, and answers a repeat
 without running the engine. Answers are identical either way; only the time differs. The key
 is the request body as handed to the engine (after ``body`` faults) in canonical JSON, plus
-the wire profile, so a hit skips the conversion to a :class:`GenerationRequest` too. Unseeded
+the wire, so a hit skips the conversion to a :class:`GenerationRequest` too. Unseeded
 sampling is never cached; ``--cache-entries 0`` turns the cache off.
 
 On top of that, a non-streamed deterministic answer is kept *rendered* (an :class:`Answer`),
-keyed by the wire profile and the exact body bytes, for requests that no fault, chaos or
+keyed by the served contract's name and the exact body bytes, for requests that no fault, chaos or
 rate limit can touch: a repeat of the same bytes then skips parsing, validation and rendering
 too. The rendered body is kept without its identity (``id``, ``created``), which is drawn
 fresh for every answer, so the bytes are those of the full path but for those two fields.
@@ -27,6 +27,8 @@ from dataclasses import dataclass
 from reference_engine.results import Choice, Completion, Event, LogprobEntry, UsageEvent
 from spec import JSON
 
+from ..wire import Wire
+
 MAX_EVENTS_PER_ENTRY = 4096
 """Longer streams are not kept: a few huge entries must not crowd out many small ones."""
 MAX_ENTRY_UNITS = 256 * 1024
@@ -38,7 +40,9 @@ MAX_ANSWER_BODY_BYTES = 64 * 1024
 MAX_ANSWER_BYTES = 256 * 1024
 
 CacheKey = tuple[str, str]
+"""A result's key: the wire and the body as handed to the engine, in canonical JSON."""
 AnswerKey = tuple[str, bytes]
+"""A rendered answer's key: the served contract's name and the request body's bytes."""
 
 
 @dataclass(frozen=True)
@@ -60,19 +64,19 @@ class ResultCache:
         self._answers: OrderedDict[AnswerKey, Answer] = OrderedDict()
         self.hits = 0
 
-    def key(self, profile: str, params: Mapping[str, JSON], *,
+    def key(self, wire: Wire, params: Mapping[str, JSON], *,
             deterministic: bool) -> CacheKey | None:
         """The key of a request body the engine calls ``deterministic``, or None (not
         cacheable)."""
         if self.entries <= 0 or not deterministic:
             return None
-        return profile, json.dumps(params, sort_keys=True, separators=(",", ":"))
+        return wire, json.dumps(params, sort_keys=True, separators=(",", ":"))
 
-    def answer_key(self, profile: str, raw: bytes) -> AnswerKey | None:
+    def answer_key(self, contract: str, raw: bytes) -> AnswerKey | None:
         """The key of a rendered answer for these body bytes, or None (not kept)."""
         if self.entries <= 0 or len(raw) > MAX_ANSWER_BODY_BYTES:
             return None
-        return profile, raw
+        return contract, raw
 
     def answer(self, key: AnswerKey | None) -> Answer | None:
         if key is None:

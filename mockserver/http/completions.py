@@ -1,6 +1,6 @@
 """The completions handler: ``POST /v1/completions`` and ``POST /dedicated/v1/completions``.
 
-One handler serves both routes; the route says which wire profile applies. It runs three
+One handler serves both routes; the route says which wire applies. It runs three
 stages, one module each: :mod:`.intake` (read, validate, faults, and the one decision of how
 the answer is produced), :mod:`.generate` (the result cache, the engine, work off the loop)
 and :mod:`.respond` (render and write). Parse, call the engine, serialise.

@@ -55,11 +55,11 @@ async def whole(request: web.Request, plan: Plan) -> Completion | Rendered:
     """The non-streamed answer, as ``plan.how`` says."""
     cache, engine = request.app[CACHE], request.app[ENGINE]
     if plan.how == "rendered":
-        profile = request[REQUEST_STATE].route.profile
+        wire = request[REQUEST_STATE].route.wire
 
         def job(stop: threading.Event) -> tuple[bytes, Usage, Completion | None]:
             return complete_rendered(engine, plan.generation, stop, plan.identity,
-                                     profile=profile, suffix=plan.options.suffix,
+                                     wire=wire, suffix=plan.options.suffix,
                                      keep_units=MAX_ENTRY_UNITS if plan.key is not None else 0)
 
         encoded, usage, kept = await off_loop(request, job)

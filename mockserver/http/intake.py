@@ -24,7 +24,7 @@ from spec import JSON
 
 from ..errors import ApiError
 from ..faults import Verdict
-from ..wire import Identity, WireOptions, build_request
+from ..wire import Identity, Wire, WireOptions, build_request
 from . import sizing
 from .body import parse_json, read_body
 from .cache import Answer, AnswerKey, CacheKey
@@ -96,7 +96,7 @@ async def take(request: web.Request) -> Answer | Plan:
                          lambda: check_prompt_chars(checked, max_chars, checker))
     ctx.body = valid
     params = state.faults.alter_body(dict(valid), ctx)
-    options = WireOptions.from_body(params, profile=checker.profile)
+    options = WireOptions.from_body(params, wire=checker.wire)
     engine = app[ENGINE]
     identity = Identity.new(
         model=valid["model"],
@@ -104,7 +104,7 @@ async def take(request: web.Request) -> Answer | Plan:
     )
     try:  # the wire conversion and the canonical JSON walk every prompt
         generation, key = await maybe_off_loop(
-            request, large, lambda: _converted(request, params, checker.profile))
+            request, large, lambda: _converted(request, params, checker.wire))
     except InvalidRequestError as engine_error:
         raise checker.engine_error(engine_error) from None
     if options.stream:
@@ -119,9 +119,9 @@ async def take(request: web.Request) -> Answer | Plan:
 
 
 def _converted(request: web.Request, params: dict[str, JSON],
-               profile: str) -> tuple[GenerationRequest, CacheKey | None]:
+               wire: Wire) -> tuple[GenerationRequest, CacheKey | None]:
     """The engine's request for ``params``, and its result-cache key if the engine calls it
     deterministic."""
-    generation = build_request(params, profile=profile)
+    generation = build_request(params, wire=wire)
     deterministic = request.app[ENGINE].deterministic(generation)
-    return generation, request.app[CACHE].key(profile, params, deterministic=deterministic)
+    return generation, request.app[CACHE].key(wire, params, deterministic=deterministic)

@@ -108,7 +108,7 @@ async def gate(request: web.Request, handler: Handler) -> web.StreamResponse:
     state = RequestState(
         route=route,
         faults=app[SERVER_FAULTS],
-        ctx=FaultContext(profile=route.profile, operation=route.operation,  # type: ignore[arg-type]
+        ctx=FaultContext(wire=route.wire, operation=route.operation,
                          client_gone=lambda: _client_gone(request), memory=app[FAULT_MEMORY]),
     )
     request[REQUEST_STATE] = state

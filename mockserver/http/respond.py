@@ -59,7 +59,7 @@ async def kept(request: web.Request, answer: Answer) -> web.Response:
     active = variants(request)
     identity = Identity.new(model="")
     await _wait(request, answer.completion_tokens)
-    prefix = identity_prefix(identity, profile=request[REQUEST_STATE].route.profile)
+    prefix = identity_prefix(identity, wire=request[REQUEST_STATE].route.wire)
     return web.Response(body=_bent(prefix + answer.tail, active),
                         headers={"Content-Type": JSON_TYPE})
 
@@ -73,14 +73,14 @@ async def whole(request: web.Request, plan: Plan,
     else:
         completion = made
         encoded = await maybe_off_loop(request, heavy_answer(completion), lambda: render(
-            completion, plan.identity, profile=state.route.profile, suffix=plan.options.suffix,
+            completion, plan.identity, wire=state.route.wire, suffix=plan.options.suffix,
             faults=state.faults, ctx=state.ctx))
         usage = made.usage
     await _wait(request, usage.completion_tokens)
     _charge(request, state.admission, usage.total_tokens)
     headers = state.faults.alter_headers({"Content-Type": JSON_TYPE}, state.ctx)
     if plan.answer_key is not None:
-        prefix = identity_prefix(plan.identity, profile=state.route.profile)
+        prefix = identity_prefix(plan.identity, wire=state.route.wire)
         if encoded.startswith(prefix):
             request.app[CACHE].keep_answer(
                 plan.answer_key, Answer(encoded[len(prefix):], usage.completion_tokens))
@@ -95,17 +95,17 @@ async def whole(request: web.Request, plan: Plan,
 
 async def stream(request: web.Request, plan: Plan, source: Source) -> web.StreamResponse:
     """The stream of ``source``'s events, as they come."""
-    state, options, profile = request[REQUEST_STATE], plan.options, request[
-        REQUEST_STATE].route.profile
+    state, options = request[REQUEST_STATE], plan.options
+    wire = state.route.wire
     usage: list[int] = []
     latency, active = request.app[LATENCY], variants(request)
     frames: Iterator[sse.Frame | bytes]
     if not state.faults and not latency.enabled and not active:  # straight to bytes
-        frames = stream_frames(_tap_usage(source.events, usage), plan.identity, profile=profile,
+        frames = stream_frames(_tap_usage(source.events, usage), plan.identity, wire=wire,
                                include_usage=options.include_usage, logprobs=options.logprobs,
                                suffix=options.suffix)
     else:
-        chunks = stream_chunks(_tap_usage(source.events, usage), plan.identity, profile=profile,
+        chunks = stream_chunks(_tap_usage(source.events, usage), plan.identity, wire=wire,
                                include_usage=options.include_usage, logprobs=options.logprobs,
                                suffix=options.suffix)
         if active:

@@ -9,10 +9,11 @@ from aiohttp import web
 from reference_engine import Engine
 
 from ..config import MockConfig
+from ..contracts import Operation
 from ..faults import ActiveFaults, Chaos, Fault, FaultContext
 from ..validation import RequestValidator
 from ..variants import ActiveVariants
-from ..wire.profiles import WireProfile
+from ..wire.formats import Wire
 from .cache import ResultCache
 from .latency import Latency
 from .offload import Offload
@@ -23,8 +24,8 @@ from .ratelimit import Admission, RateLimiter
 class Route:
     """What the middleware needs to know of an API route."""
 
-    operation: str  # "completions" | "models"
-    profile: WireProfile
+    operation: Operation
+    wire: Wire
     contract: str = ""
     """The served contract's name (``mockserver.contracts``); empty: the wire's built-in."""
 
@@ -64,4 +65,4 @@ REQUEST_STATE = web.RequestKey("mock_state", RequestState)
 
 def validator(app: web.Application, route: Route) -> RequestValidator:
     validators: dict[str, RequestValidator] = app[VALIDATORS]
-    return validators[route.contract or route.profile]
+    return validators[route.contract or route.wire]

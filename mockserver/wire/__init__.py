@@ -8,18 +8,18 @@ bends); ``Identity`` is drawn once per request.
 """
 
 from .chunks import stream_chunks, stream_frames
+from .formats import WIRES, Wire, wire_of
 from .identity import Identity
 from .logprobs import logprobs_object, usage_object
 from .options import WireOptions
-from .profiles import WIRE_PROFILES, WireProfile, wire_profile
 from .requests import build_request, integral_numbers
 from .responses import completion_body, identity_prefix
 
 __all__ = [
-    "WIRE_PROFILES",
+    "WIRES",
     "Identity",
+    "Wire",
     "WireOptions",
-    "WireProfile",
     "build_request",
     "completion_body",
     "identity_prefix",
@@ -28,5 +28,5 @@ __all__ = [
     "stream_chunks",
     "stream_frames",
     "usage_object",
-    "wire_profile",
+    "wire_of",
 ]

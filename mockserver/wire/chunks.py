@@ -17,7 +17,7 @@ One layout of each: :class:`_Layout` places a choice's fields and the chunk arou
 chunk dicts (which faults bend) are that layout filled with values; the bytes of a stream no
 fault bends are the same layout encoded with holes (:func:`mockserver.sse.event_template`),
 then filled with each event's encoded values. The holes include ``id`` and ``created``, so one
-template serves every stream of a model and profile (they are kept, see ``_templates``).
+template serves every stream of a model and wire (they are kept, see ``_templates``).
 """
 
 from __future__ import annotations
@@ -31,9 +31,9 @@ from reference_engine.results import Event, FinishEvent, TextEvent, UsageEvent
 from spec import JSON
 
 from .. import sse
+from .formats import FRIENDLI_WIRE, Wire
 from .identity import Identity
 from .logprobs import logprobs_object, usage_object
-from .profiles import FRIENDLI_WIRE, wire_profile
 from .responses import OBJECT
 
 _NULL = b"null"
@@ -49,7 +49,7 @@ def stream_chunks(
     events: Iterable[Event],
     identity: Identity,
     *,
-    profile: str,
+    wire: Wire,
     include_usage: bool,
     logprobs: bool = False,
     suffix: str | None = None,
@@ -60,8 +60,8 @@ def stream_chunks(
     object (possibly with empty arrays) rather than ``null``; ``suffix`` (OpenAI) is appended
     to each finish chunk's text.
     """
-    layout = _Layout.of(identity, profile=profile, include_usage=include_usage)
-    tail, friendli = _suffix(profile, suffix), layout.friendli
+    layout = _Layout.of(identity, wire=wire, include_usage=include_usage)
+    tail, friendli = _suffix(wire, suffix), layout.friendli
     for item in events:
         if isinstance(item, UsageEvent):
             if include_usage:
@@ -77,7 +77,7 @@ def stream_frames(
     events: Iterable[Event],
     identity: Identity,
     *,
-    profile: str,
+    wire: Wire,
     include_usage: bool,
     logprobs: bool = False,
     suffix: str | None = None,
@@ -87,16 +87,16 @@ def stream_frames(
     For streams no fault bends (they need the chunks): each choice chunk is its layout's
     template filled with the event's values, each encoded on its own.
     """
-    layout = _Layout.of(identity, profile=profile, include_usage=include_usage)
+    layout = _Layout.of(identity, wire=wire, include_usage=include_usage)
     id_, created = _json_str(identity.id), identity.created
     try:
         plain, with_token = (template.fill for template in _templates(layout))
     except ValueError:  # the model's name holds a placeholder: encode every chunk
-        chunks = stream_chunks(events, identity, profile=profile, include_usage=include_usage,
+        chunks = stream_chunks(events, identity, wire=wire, include_usage=include_usage,
                                logprobs=logprobs, suffix=suffix)
         yield from (frame.data for frame in sse.frames(chunks))
         return
-    tail, friendli = _suffix(profile, suffix), layout.friendli
+    tail, friendli = _suffix(wire, suffix), layout.friendli
     for item in events:
         if isinstance(item, UsageEvent):
             if include_usage:
@@ -115,9 +115,9 @@ def stream_frames(
     yield sse.done_event()
 
 
-def _suffix(profile: str, suffix: str | None) -> str:
+def _suffix(wire: Wire, suffix: str | None) -> str:
     """What each finish chunk's text ends with: OpenAI's ``suffix``; FriendliAI has none."""
-    return "" if wire_profile(profile) == FRIENDLI_WIRE else suffix or ""
+    return "" if wire == FRIENDLI_WIRE else suffix or ""
 
 
 def _values(event: TextEvent | FinishEvent, suffix: str,
@@ -151,7 +151,7 @@ def _templates(layout: _Layout) -> tuple[sse.EventTemplate, sse.EventTemplate]:
 
 @dataclass(frozen=True, slots=True)
 class _Layout:
-    """One stream's layout, per profile: a choice's fields and the chunk around it.
+    """One stream's layout, per wire: a choice's fields and the chunk around it.
 
     OpenAI: ``{id, object, created, model, system_fingerprint?, choices, usage?}`` around
     ``{index, text, logprobs, finish_reason}``. FriendliAI: ``{id, model, object, choices,
@@ -166,8 +166,8 @@ class _Layout:
     system_fingerprint: str | None
 
     @classmethod
-    def of(cls, identity: Identity, *, profile: str, include_usage: bool) -> _Layout:
-        return cls(wire_profile(profile) == FRIENDLI_WIRE, include_usage, identity.model,
+    def of(cls, identity: Identity, *, wire: Wire, include_usage: bool) -> _Layout:
+        return cls(wire == FRIENDLI_WIRE, include_usage, identity.model,
                    identity.system_fingerprint)
 
     def choice(self, index: JSON, text: JSON, logprobs: JSON, finish_reason: JSON,

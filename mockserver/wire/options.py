@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from spec import JSON
 
-from .profiles import OPENAI_WIRE, wire_profile
+from .formats import OPENAI_WIRE, Wire
 
 
 @dataclass(frozen=True)
@@ -20,14 +20,14 @@ class WireOptions:
     suffix: str | None = None
 
     @classmethod
-    def from_body(cls, body: Mapping[str, JSON], *, profile: str) -> WireOptions:
+    def from_body(cls, body: Mapping[str, JSON], *, wire: Wire) -> WireOptions:
         """Read them from a validated body (``suffix`` exists on OpenAI's route only)."""
         stream = body.get("stream") is True
         options = body.get("stream_options")
         include_usage = (
             stream and isinstance(options, dict) and options.get("include_usage") is True
         )
-        suffix = body.get("suffix") if wire_profile(profile) == OPENAI_WIRE else None
+        suffix = body.get("suffix") if wire == OPENAI_WIRE else None
         return cls(
             stream=stream,
             include_usage=include_usage,

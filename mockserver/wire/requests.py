@@ -29,7 +29,7 @@ from reference_engine.sampling import InvalidParameter, SamplingParams
 from reference_engine.sampling.params import RESPONSE_FORMAT_TYPES
 from spec import JSON
 
-from .profiles import FRIENDLI_WIRE, OPENAI_WIRE, wire_profile
+from .formats import FRIENDLI_WIRE, OPENAI_WIRE, WIRES, Wire
 
 OPENAI_DEFAULT_MAX_TOKENS = 16
 OPENAI_SAMPLING_FIELDS = (
@@ -46,16 +46,16 @@ SMALLEST_TOP_P = sys.float_info.min
 positive float keeps exactly the most likely token, which is what 0 means."""
 
 
-def default_max_tokens(profile: str) -> int | None:
+def default_max_tokens(wire: Wire) -> int | None:
     """``max_tokens`` of a body that leaves it out: OpenAI's 16, or None (FriendliAI: until
     the context is full)."""
-    return OPENAI_DEFAULT_MAX_TOKENS if wire_profile(profile) == OPENAI_WIRE else None
+    return OPENAI_DEFAULT_MAX_TOKENS if wire == OPENAI_WIRE else None
 
 
-def served_model(model: str, *, wire: str) -> str:
+def served_model(model: str, *, wire: Wire) -> str:
     """The model a request names: FriendliAI may address an adapter as ``MODEL:ADAPTER_ROUTE``
     (the model is the part before the colon); OpenAI's model is the whole string."""
-    return model.split(":", 1)[0] if wire_profile(wire) == FRIENDLI_WIRE else model
+    return model.split(":", 1)[0] if wire == FRIENDLI_WIRE else model
 
 
 def integral_numbers(value: JSON) -> JSON:
@@ -74,19 +74,22 @@ def integral_numbers(value: JSON) -> JSON:
     return value
 
 
-def build_request(body: Mapping[str, JSON], *, profile: str) -> GenerationRequest:
-    """The engine request for a body of ``profile``'s completions route, as
+def build_request(body: Mapping[str, JSON], *, wire: Wire) -> GenerationRequest:
+    """The engine request for a body of a completions route of ``wire``, as
     ``RequestValidator.validate`` returns it (integral floats already ints: an ``n`` of
     ``2.0`` here is refused like any other non-integer, naming ``n``).
 
-    ``profile`` is ``openai`` (also ``openai-compatible``) or ``friendli``. Raises
+    ``wire`` is ``openai`` or ``friendli`` (``formats.wire_of`` gives a profile's); ValueError
+    for any other. Raises
     :class:`InvalidRequestError` (``.param`` names the field) for a value the engine cannot
     take, and :class:`UnsupportedParameterError` for FriendliAI fields the reference model
     cannot honour (encoder-decoder knobs other than 1, embedding replacement).
     """
     if not isinstance(body, Mapping):
         raise InvalidRequestError("the request body must be a JSON object", param=None)
-    if wire_profile(profile) == OPENAI_WIRE:
+    if wire not in WIRES:
+        raise ValueError(f"unknown wire {wire!r}: use one of {', '.join(WIRES)}")
+    if wire == OPENAI_WIRE:
         return _openai_request(body)
     return _friendli_request(body)
 

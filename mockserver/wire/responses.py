@@ -17,15 +17,15 @@ from reference_engine.results import Choice, Completion, VllmChoice
 from spec import JSON
 
 from ..sse import encode_json
+from .formats import FRIENDLI_WIRE, Wire
 from .identity import Identity
 from .logprobs import logprobs_object, prompt_logprobs_list, usage_object
-from .profiles import FRIENDLI_WIRE, wire_profile
 
 OBJECT = "text_completion"
 
 
 def completion_body(
-    completion: Completion, identity: Identity, *, profile: str, suffix: str | None = None
+    completion: Completion, identity: Identity, *, wire: Wire, suffix: str | None = None
 ) -> dict[str, JSON]:
     """The JSON body for ``completion``; ``suffix`` (OpenAI) is appended to every choice's text.
 
@@ -33,7 +33,7 @@ def completion_body(
     not part of logprobs, usage, or the streamed deltas before the finish chunk."
     """
     usage = usage_object(completion.usage.prompt_tokens, completion.usage.completion_tokens)
-    if wire_profile(profile) == FRIENDLI_WIRE:
+    if wire == FRIENDLI_WIRE:
         return {
             "id": identity.id,
             "object": OBJECT,
@@ -81,17 +81,17 @@ def _friendli_choice(choice: Choice) -> dict[str, JSON]:
     return body
 
 
-def identity_prefix(identity: Identity, *, profile: str) -> bytes:
+def identity_prefix(identity: Identity, *, wire: Wire) -> bytes:
     """The first bytes of ``encode_json(completion_body(...))``: ``{"id":...,"object":...,``
     and, on OpenAI's route, ``"created":...,``. Everything after them does not depend on the
     identity's ``id`` and ``created`` (the mock's answer memo keeps only that tail)."""
     if _PLAIN_ID.fullmatch(identity.id) is None:  # never for Identity.new's ids
         head: dict[str, JSON] = {"id": identity.id, "object": OBJECT}
-        if wire_profile(profile) != FRIENDLI_WIRE:
+        if wire != FRIENDLI_WIRE:
             head["created"] = identity.created
         return encode_json(head)[:-1] + b","
     start = b'{"id":"' + identity.id.encode("ascii") + _AFTER_ID
-    if wire_profile(profile) == FRIENDLI_WIRE:
+    if wire == FRIENDLI_WIRE:
         return start
     return start + b'"created":' + str(int(identity.created)).encode("ascii") + b","
 

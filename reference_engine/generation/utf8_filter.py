@@ -17,9 +17,8 @@ import functools
 from collections.abc import Sequence
 
 import numpy as np
-import numpy.typing as npt
 
-BoolArray = npt.NDArray[np.bool_]
+from ..arrays import BoolArray, IdArray
 
 
 def _sequence_length(lead: int) -> int:
@@ -69,7 +68,7 @@ class Utf8Filter:
     def __call__(self, token_id: int) -> bool:
         return self._allowed[token_id]
 
-    def mask(self, token_ids: npt.NDArray[np.int64]) -> BoolArray:
+    def mask(self, token_ids: IdArray) -> BoolArray:
         return self._mask[token_ids]
 
 
@@ -84,7 +83,7 @@ class AllOf:
     def __call__(self, token_id: int) -> bool:
         return all(f(token_id) for f in self._filters)  # type: ignore[operator]
 
-    def mask(self, token_ids: npt.NDArray[np.int64]) -> BoolArray:
+    def mask(self, token_ids: IdArray) -> BoolArray:
         result = np.ones(token_ids.shape[0], dtype=bool)
         for f in self._filters:
             result &= f.mask(token_ids)  # type: ignore[attr-defined]

@@ -23,9 +23,8 @@ from __future__ import annotations
 import math
 
 import numpy as np
-import numpy.typing as npt
 
-FloatArray = npt.NDArray[np.float64]
+from ..arrays import FloatArray
 
 INV_LN2 = 1.4426950408889634
 LN2_HI = 6.93147180369123816490e-01  # 0x3fe62e42fee00000: trailing zeros, k * LN2_HI is exact

@@ -25,10 +25,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from ..arrays import FloatArray, IndexArray
 from .kneser_ney import LevelTables
-
-FloatArray = npt.NDArray[np.float64]
-IdArray = npt.NDArray[np.intp]
 
 
 def frozen(array: npt.NDArray[np.generic]) -> tuple[Any, ...]:
@@ -50,7 +48,7 @@ class SparseTables:
     in the level-1 row of the same last token (followers nest, see ``kneser_ney``).
     """
 
-    def __init__(self, log_base: FloatArray, descending_base: IdArray,
+    def __init__(self, log_base: FloatArray, descending_base: IndexArray,
                  levels: Sequence[LevelTables]) -> None:
         self.log_base = log_base
         self.log_base_list: tuple[float, ...] = frozen(log_base)
@@ -136,7 +134,7 @@ class SparseLogprobs:
         return self.scales[0]
 
     @functools.cached_property
-    def _arrays(self) -> tuple[IdArray, FloatArray]:
+    def _arrays(self) -> tuple[IndexArray, FloatArray]:
         if not self.rows:
             return np.zeros(0, dtype=np.intp), np.zeros(0)
         tables = self.tables
@@ -144,7 +142,7 @@ class SparseLogprobs:
                              list(self.rows), list(self.scales))
 
     @property
-    def followers(self) -> IdArray:
+    def followers(self) -> IndexArray:
         """The shortest history's followers, ascending (read-only)."""
         return self._arrays[0]
 
@@ -265,11 +263,11 @@ def _descending_value(pair: tuple[int, float]) -> tuple[float, int]:
 
 def sparse_values(
     offsets: Sequence[Sequence[int]],
-    followers: list[IdArray],
+    followers: list[IndexArray],
     level_values: list[FloatArray],
     rows: list[int],
     scales: list[float],
-) -> tuple[IdArray, FloatArray]:
+) -> tuple[IndexArray, FloatArray]:
     """The followers of ``rows[0]``'s history and their values, built as ``_assemble`` builds
     the dense array (level by level, each level's values plus its scale when it is not 0),
     restricted to those followers: the same operations on the same floats, the same bits."""

@@ -15,9 +15,8 @@ from __future__ import annotations
 from functools import lru_cache
 
 import numpy as np
-import numpy.typing as npt
 
-IdArray = npt.NDArray[np.int64]
+from ..arrays import IdArray
 
 
 @lru_cache(maxsize=64)

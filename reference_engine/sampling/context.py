@@ -29,8 +29,8 @@ import threading
 from collections.abc import Collection, Sequence
 
 import numpy as np
-import numpy.typing as npt
 
+from ..arrays import FloatArray, IdArray
 from .bans import compile_bad_words, no_repeat_ngram_bans
 from .grammar import (
     Grammar,
@@ -41,9 +41,6 @@ from .grammar import (
 )
 from .params import SamplingParams
 from .response_format import grammar as grammar_text
-
-IdArray = npt.NDArray[np.int64]
-FloatArray = npt.NDArray[np.float64]
 
 
 def _frozen_ids(name: str, ids: Sequence[int] | IdArray, vocab_size: int) -> IdArray:
@@ -233,7 +230,7 @@ class SamplingContext:
         self._length = len(tokens.ids)
         self._distinct = tokens.distinct.size
         self._generated = tokens.generated.size
-        self._presence: tuple[npt.NDArray[np.int64], FloatArray] | None = None
+        self._presence: tuple[IdArray, FloatArray] | None = None
         self._prepared = _Prepared(params, self.eos_ids)
         self.grammar_state: GrammarState | None = None
         if params.constrained:
@@ -296,8 +293,8 @@ class SamplingContext:
         return new
 
     def _count(
-        self, presence: tuple[npt.NDArray[np.int64], FloatArray], position: int
-    ) -> tuple[npt.NDArray[np.int64], FloatArray]:
+        self, presence: tuple[IdArray, FloatArray], position: int
+    ) -> tuple[IdArray, FloatArray]:
         """``presence`` with one more occurrence of the generated id at ``position``."""
         counts, amounts = presence
         if position < counts.shape[0]:
@@ -340,7 +337,7 @@ class SamplingContext:
             for token in tokens.ids[tokens.prompt_length : self._length]:
                 counts[position[token]] += 1
             params = self.params
-            amounts: npt.NDArray[np.float64] = np.asarray(
+            amounts: FloatArray = np.asarray(
                 counts * params.frequency_penalty + params.presence_penalty, dtype=np.float64
             )
             counts.flags.writeable = False

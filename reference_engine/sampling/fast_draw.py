@@ -31,20 +31,18 @@ import threading
 from collections.abc import Callable, Sequence
 
 import numpy as np
-import numpy.typing as npt
 
+from ..arrays import FloatArray, IndexArray
 from ..model.sparse import SparseLogprobs, SparseTables, frozen
 from .logprobs import banned_normaliser
 from .params import SamplingParams
 from .sampler import RandomSource, TokenFilter, sample
 
-FloatArray = npt.NDArray[np.float64]
-IdArray = npt.NDArray[np.int64]
 MARGIN = 1e-8
 _TEMPERATURES = 8  # per-temperature tables kept per context and per model
 
 
-def _row_cumsum(values: FloatArray, offsets: IdArray, rows: IdArray) -> FloatArray:
+def _row_cumsum(values: FloatArray, offsets: IndexArray, rows: IndexArray) -> FloatArray:
     """Running sums restarting at every row (global sums minus the row's start: accurate to
     ~1e-12 here, far inside ``MARGIN``)."""
     running = np.cumsum(values)

@@ -49,11 +49,8 @@ from functools import lru_cache
 
 import llguidance
 import numpy as np
-import numpy.typing as npt
 
-BoolArray = npt.NDArray[np.bool_]
-IdArray = npt.NDArray[np.int64]
-FloatArray = npt.NDArray[np.float64]
+from ..arrays import BoolArray, FloatArray, IdArray
 
 
 class _Vocabulary:

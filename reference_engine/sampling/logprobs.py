@@ -13,14 +13,12 @@ import functools
 from collections.abc import Sequence
 
 import numpy as np
-import numpy.typing as npt
 
+from ..arrays import FloatArray, IdArray
 from ..model.detexp import detexp, detexp1, detsum, detsum_rows, detsum_small
 from ..model.detlog import detlog1
 from .errors import NoAllowedTokenError
 
-FloatArray = npt.NDArray[np.float64]
-IdArray = npt.NDArray[np.int64]
 LOGPROB_FLOOR = -9999.0
 _ITERATIVE_TOP_K = 8
 

@@ -21,15 +21,13 @@ oracles the tests compare them with live in ``tests/reference_engine/sampling/``
 from __future__ import annotations
 
 import numpy as np
-import numpy.typing as npt
 
-IdArray = npt.NDArray[np.int64]
-
+from ..arrays import FloatArray, IdArray
 
 PENALISED_LIMIT = 1e9
 
 
-def penalise_repeated(logits: npt.NDArray[np.float64], ids: IdArray, penalty: float) -> None:
+def penalise_repeated(logits: FloatArray, ids: IdArray, penalty: float) -> None:
     """Apply ``repetition_penalty`` in place to ``logits[ids]`` (``ids`` unique)."""
     if not ids.shape[0]:
         return

@@ -40,14 +40,13 @@ One step of the generation loop::
 from __future__ import annotations
 
 import numpy as np
-import numpy.typing as npt
 
+from ..arrays import FloatArray
 from .context import SamplingContext
 from .grammar import apply_grammar
 from .logprobs import log_softmax, sparse_log_softmax
 from .penalties import penalise_repeated
 
-FloatArray = npt.NDArray[np.float64]
 _NEG_INF = -np.inf
 _FEW = 8  # up to this many biases, Python indexing beats a fancy-index round trip
 

@@ -46,8 +46,8 @@ import math
 from typing import Protocol
 
 import numpy as np
-import numpy.typing as npt
 
+from ..arrays import BoolArray, FloatArray, IdArray
 from .errors import NoAllowedTokenError
 from .params import SamplingParams
 from .truncation import (
@@ -58,8 +58,6 @@ from .truncation import (
     xtc_filter,
 )
 
-FloatArray = npt.NDArray[np.float64]
-IdArray = npt.NDArray[np.int64]
 _BELOW_ONE = math.nextafter(1.0, 0.0)
 
 
@@ -68,7 +66,7 @@ class TokenFilter(Protocol):
 
     def __call__(self, token_id: int) -> bool: ...
 
-    def mask(self, token_ids: IdArray) -> npt.NDArray[np.bool_]: ...
+    def mask(self, token_ids: IdArray) -> BoolArray: ...
 
 
 class RandomSource(Protocol):

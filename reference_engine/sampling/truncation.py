@@ -21,10 +21,9 @@ between top-k and top-p, ``top_k_top_p_filter``).
 from __future__ import annotations
 
 import numpy as np
-import numpy.typing as npt
 
-IdArray = npt.NDArray[np.int64]
-ProbArray = npt.NDArray[np.float64]
+from ..arrays import BoolArray, IdArray, ProbArray
+
 _HEAD_RATIOS = (1e-2, 1e-4, 1e-8)
 _SMALL = 256
 
@@ -70,7 +69,7 @@ def _keep_largest(
 
 
 def _select(
-    ids: IdArray, probs: ProbArray, keep: npt.NDArray[np.bool_]
+    ids: IdArray, probs: ProbArray, keep: BoolArray
 ) -> tuple[IdArray, ProbArray]:
     """``ids[keep], probs[keep]`` (one ``nonzero`` and two gathers: half the cost of two
     boolean indexings on large sets)."""

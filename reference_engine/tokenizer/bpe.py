@@ -16,6 +16,7 @@ import itertools
 from collections.abc import Mapping
 
 Pair = tuple[int, int]
+"""Two adjacent token ids a merge joins (the trainer counts them, the tokenizer applies them)."""
 # Pieces longer than this (in bytes) use the heap implementation.
 LONG_PIECE = 64
 

@@ -17,10 +17,8 @@ import heapq
 import itertools
 from collections.abc import Iterable
 
-from reference_engine.tokenizer.bpe import replace_pair
+from reference_engine.tokenizer.bpe import Pair, replace_pair
 from reference_engine.tokenizer.pretokenize import pretokenize
-
-Pair = tuple[int, int]
 
 
 def count_pretokens(documents: Iterable[str]) -> list[tuple[bytes, int]]:

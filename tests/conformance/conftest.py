@@ -40,7 +40,7 @@ def mock() -> Iterator[EmbeddedMock]:
 
 @pytest.fixture(scope="session")
 def mock_faults(mock: EmbeddedMock) -> dict[str, dict]:
-    """``GET /mock/faults``: every fault with its description and wire profiles."""
+    """``GET /mock/faults``: every fault with its description and the wires it bends."""
     root = mock.openai_url.rsplit("/v1", 1)[0]
     with urllib.request.urlopen(root + "/mock/faults", timeout=10) as response:
         listing = json.load(response)

@@ -8,8 +8,6 @@ from typing import Any
 
 from conformance.sse import SSEParser
 
-WIRE = {"openai": "openai", "openai-compatible": "openai", "friendli": "friendli"}
-
 
 def deterministic(body: dict[str, Any], seed: int) -> dict[str, Any]:
     """``body`` that samples the same way every time (seeded), and can stream (no best_of)."""

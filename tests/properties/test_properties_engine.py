@@ -12,10 +12,10 @@ import math
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from properties_support import WIRE, deterministic, stops_of
+from properties_support import deterministic, stops_of
 
 from conformance.strategies import completion_requests
-from mockserver.wire import build_request
+from mockserver.wire import build_request, wire_of
 from reference_engine import Completion, Engine, FinishEvent, TextEvent, UsageEvent
 
 ENGINE = Engine()
@@ -32,7 +32,7 @@ def bodies(profile: str) -> st.SearchStrategy[dict]:
 
 
 def complete(body: dict, profile: str) -> Completion:
-    return ENGINE.complete(build_request(body, profile=WIRE[profile]))
+    return ENGINE.complete(build_request(body, wire=wire_of(profile)))
 
 
 def check_stream_equals_completion(body: dict, profile: str) -> None:
@@ -41,7 +41,7 @@ def check_stream_equals_completion(body: dict, profile: str) -> None:
     finishes: dict[int, str] = {}
     entries: dict[int, list] = {}
     usage = None
-    for event in ENGINE.stream(build_request(body, profile=WIRE[profile])):
+    for event in ENGINE.stream(build_request(body, wire=wire_of(profile))):
         if isinstance(event, (TextEvent, FinishEvent)):
             texts[event.index] = texts.get(event.index, "") + event.text
             entries.setdefault(event.index, []).extend(event.logprobs)

@@ -161,7 +161,7 @@ def test_what_the_lenient_profile_allows_fails_nothing_there(
 def check_fault(
     mock: EmbeddedMock, mock_faults: dict[str, dict], fault: str, wire: str, profile: str
 ) -> None:
-    if wire not in mock_faults[fault]["profiles"]:
+    if wire not in mock_faults[fault]["wires"]:
         pytest.skip(f"{fault} does not apply to {wire}")
     select: tuple[str, ...] = ()
     limits = FAST_LIMITS

@@ -179,7 +179,7 @@ def test_every_sixth_fault_is_found_in_100_examples(mock: EmbeddedMock, mock_fau
     produced.py) and seeded n > 1 is drawn often (conformance/strategies/focused.py)."""
     if fault in UNREACHABLE:
         pytest.skip(UNREACHABLE[fault])
-    profile = "openai" if "openai" in mock_faults[fault]["profiles"] else "friendli"
+    profile = "openai" if "openai" in mock_faults[fault]["wires"] else "friendli"
     report = tmp_path / f"{fault}.json"
     status, out, err = run_cli([
         "fuzz", "--base-url", mock.url_for(profile), "--profile", profile, "--model",

@@ -123,18 +123,18 @@ def test_registry_refuses_malformed_faults(cls: type[Fault], message: str) -> No
 
 def test_applicability() -> None:
     friendli_only = get_fault("token-field-missing")
-    assert friendli_only.applies(FaultContext(profile="friendli", stream=True))
-    assert not friendli_only.applies(FaultContext(profile="openai", stream=True))
-    assert not friendli_only.applies(FaultContext(profile="friendli", stream=False))
+    assert friendli_only.applies(FaultContext(wire="friendli", stream=True))
+    assert not friendli_only.applies(FaultContext(wire="openai", stream=True))
+    assert not friendli_only.applies(FaultContext(wire="friendli", stream=False))
     models = get_fault("models-shape-wrong")
-    assert models.applies(FaultContext(profile="openai", operation="models"))
-    assert not models.applies(FaultContext(profile="openai"))
+    assert models.applies(FaultContext(wire="openai", operation="models"))
+    assert not models.applies(FaultContext(wire="openai"))
 
 
 def test_fault_context_reads_the_body() -> None:
-    ctx = FaultContext(profile="openai", body={"prompt": ["a", "b"], "n": 3, "stop": "x",
+    ctx = FaultContext(wire="openai", body={"prompt": ["a", "b"], "n": 3, "stop": "x",
                                                "logprobs": 2})
     assert (ctx.prompt_count, ctx.n, ctx.stops, ctx.logprobs) == (2, 3, ("x",), 2)
-    empty = FaultContext(profile="openai")
+    empty = FaultContext(wire="openai")
     assert (empty.prompt_count, empty.n, empty.stops, empty.logprobs) == (1, 1, (), None)
-    assert FaultContext(profile="openai", body={"prompt": [1, 2]}).prompt_count == 1
+    assert FaultContext(wire="openai", body={"prompt": [1, 2]}).prompt_count == 1

@@ -116,26 +116,26 @@ def test_streams_rendered_to_bytes_equal_framed_chunks(
 ) -> None:
     if body.get("best_of"):
         pytest.skip("best_of > 1 cannot be streamed")
-    profile = "openai" if path == OPENAI else "friendli"
-    options = WireOptions.from_body(body, profile=profile)
+    wire = "openai" if path == OPENAI else "friendli"
+    options = WireOptions.from_body(body, wire=wire)
     identity = Identity.new(model=MODEL,
-                            system_fingerprint=ENGINE.fingerprint if profile == "openai" else None)
-    events = list(ENGINE.stream(build_request(body, profile=profile)))
-    kwargs = {"profile": profile, "include_usage": include_usage, "logprobs": options.logprobs,
+                            system_fingerprint=ENGINE.fingerprint if wire == "openai" else None)
+    events = list(ENGINE.stream(build_request(body, wire=wire)))
+    kwargs = {"wire": wire, "include_usage": include_usage, "logprobs": options.logprobs,
               "suffix": options.suffix}
     expected = b"".join(f.data for f in sse.frames(stream_chunks(events, identity, **kwargs)))
     assert b"".join(stream_frames(events, identity, **kwargs)) == expected
 
 
-@pytest.mark.parametrize("profile", ["openai", "friendli"])
+@pytest.mark.parametrize("wire", ["openai", "friendli"])
 def test_streams_rendered_to_bytes_survive_a_model_name_that_holds_a_placeholder(
-    profile: str,
+    wire: str,
 ) -> None:
     # FriendliAI's adapter routes take any model name after the colon.
     identity = Identity("cmpl-x", 1, f"{MODEL}:{sse.slot(1)}", system_fingerprint="fp")
     body = {"model": MODEL, "prompt": "Hi", "max_tokens": 3, "seed": 2, "logprobs": 1}
-    events = list(ENGINE.stream(build_request(body, profile=profile)))
-    kwargs = {"profile": profile, "include_usage": True, "logprobs": True, "suffix": None}
+    events = list(ENGINE.stream(build_request(body, wire=wire)))
+    kwargs = {"wire": wire, "include_usage": True, "logprobs": True, "suffix": None}
     expected = b"".join(f.data for f in sse.frames(stream_chunks(events, identity, **kwargs)))
     assert b"".join(stream_frames(events, identity, **kwargs)) == expected
 
@@ -208,9 +208,9 @@ def test_plain_streams_send_headers_with_the_first_events_and_the_end_with_the_l
     # The bytes are those of the chunks rendered for this identity, event for event.
     identity = Identity(chunks[0]["id"], chunks[0]["created"], MODEL,
                         system_fingerprint=ENGINE.fingerprint)
-    events = list(ENGINE.stream(build_request(STREAM, profile="openai")))
+    events = list(ENGINE.stream(build_request(STREAM, wire="openai")))
     assert reply.data == b"".join(stream_frames(
-        events, identity, profile="openai", include_usage=True, logprobs=True, suffix=None))
+        events, identity, wire="openai", include_usage=True, logprobs=True, suffix=None))
     # One send per YIELD_EVERY events, the headers riding with the first; the last send is
     # the events after the last full batch, if any, and the end of the chunked body.
     assert len(counter.sends) == len(chunks) // YIELD_EVERY + 1
@@ -240,9 +240,9 @@ def test_streams_drawn_off_the_loop_send_each_batch_in_one_write(
     assert len(chunks) == 303  # 300 tokens, the finish, the usage, [DONE]
     identity = Identity(chunks[0]["id"], chunks[0]["created"], MODEL,
                         system_fingerprint=ENGINE.fingerprint)
-    events = list(ENGINE.stream(build_request(body, profile="openai")))
+    events = list(ENGINE.stream(build_request(body, wire="openai")))
     assert reply.data == b"".join(stream_frames(
-        events, identity, profile="openai", include_usage=True, logprobs=True, suffix=None))
+        events, identity, wire="openai", include_usage=True, logprobs=True, suffix=None))
     # The headers at once (the first batch may take long), then one write per batch.
     batches = -(-len(chunks) // streaming.BATCH_EVENTS)
     assert len(counter.sends) == 1 + batches + 1
@@ -257,17 +257,17 @@ def test_streams_with_latency_send_their_headers_before_the_first_token(counted:
     assert counter.sends[-1].endswith(b"data: [DONE]\n\n\r\n0\r\n\r\n")
 
 
-@pytest.mark.parametrize("profile", ["openai", "friendli"])
+@pytest.mark.parametrize("wire", ["openai", "friendli"])
 @pytest.mark.parametrize("identity", [
     Identity.new(model=MODEL, system_fingerprint="fp_0123456789"),
     Identity("cmpl-\u00e9\"odd", 17, MODEL),
     Identity("x", 0, "m"),
 ])
-def test_identity_prefix_starts_the_rendered_body(profile: str, identity: Identity) -> None:
+def test_identity_prefix_starts_the_rendered_body(wire: str, identity: Identity) -> None:
     body = {"model": MODEL, "prompt": "Hi", "max_tokens": 2, "seed": 1}
-    completion = ENGINE.complete(build_request(body, profile=profile))
-    rendered = sse.encode_json(completion_body(completion, identity, profile=profile))
-    assert rendered.startswith(identity_prefix(identity, profile=profile))
+    completion = ENGINE.complete(build_request(body, wire=wire))
+    rendered = sse.encode_json(completion_body(completion, identity, wire=wire))
+    assert rendered.startswith(identity_prefix(identity, wire=wire))
 
 
 def test_fresh_ids_are_version_4_uuids() -> None:

@@ -276,33 +276,33 @@ def test_a_large_body_is_answered_as_a_small_one_is(server: LiveServer, stream: 
     assert bad.status == 400 and bad.error["param"] == "max_tokens"
 
 
-@pytest.mark.parametrize("profile", ["openai", "friendli"])
+@pytest.mark.parametrize("wire", ["openai", "friendli"])
 @pytest.mark.parametrize("suffix", [None, " END"])
-def test_rendering_by_choice_gives_the_same_bytes(profile: str, suffix: str | None) -> None:
+def test_rendering_by_choice_gives_the_same_bytes(wire: str, suffix: str | None) -> None:
     completion = ENGINE.complete(_request(seed=3, n=2, echo=True, logprobs=2))
-    identity = Identity.new(model=MODEL, system_fingerprint="fp" if profile == "openai" else None)
-    whole = sse.encode_json(completion_body(completion, identity, profile=profile, suffix=suffix))
-    assert render_by_choice(completion, identity, profile=profile, suffix=suffix) == whole
+    identity = Identity.new(model=MODEL, system_fingerprint="fp" if wire == "openai" else None)
+    whole = sse.encode_json(completion_body(completion, identity, wire=wire, suffix=suffix))
+    assert render_by_choice(completion, identity, wire=wire, suffix=suffix) == whole
 
 
-@pytest.mark.parametrize("profile", ["openai", "friendli"])
+@pytest.mark.parametrize("wire", ["openai", "friendli"])
 @pytest.mark.parametrize("fields", [
     {"seed": 3, "n": 2, "echo": True, "logprobs": 2},
     {"seed": 11, "n": 2, "best_of": 3},
     {"sampling": SamplingParams(temperature=0.0), "max_tokens": 0, "echo": True, "logprobs": 1,
      "seed": 1},
 ])
-def test_rendering_prompt_by_prompt_gives_the_same_bytes(profile: str,
+def test_rendering_prompt_by_prompt_gives_the_same_bytes(wire: str,
                                                          fields: dict[str, Any]) -> None:
     generation = _request(**fields)
-    identity = Identity.new(model=MODEL, system_fingerprint="fp" if profile == "openai" else None)
+    identity = Identity.new(model=MODEL, system_fingerprint="fp" if wire == "openai" else None)
     completion = ENGINE.complete(generation)
-    whole = sse.encode_json(completion_body(completion, identity, profile=profile, suffix=" E"))
+    whole = sse.encode_json(completion_body(completion, identity, wire=wire, suffix=" E"))
     encoded, usage, kept = complete_rendered(ENGINE, generation, threading.Event(), identity,
-                                             profile=profile, suffix=" E", keep_units=1 << 30)
+                                             wire=wire, suffix=" E", keep_units=1 << 30)
     assert encoded == whole and usage == completion.usage and kept == completion
     _, _, refused = complete_rendered(ENGINE, generation, threading.Event(), identity,
-                                      profile=profile, suffix=" E", keep_units=10)
+                                      wire=wire, suffix=" E", keep_units=10)
     assert refused is None  # larger than the cache keeps: never assembled
 
 
@@ -311,7 +311,7 @@ def test_rendering_prompt_by_prompt_stops_when_told() -> None:
     stop.set()
     with pytest.raises(Stopped):
         complete_rendered(ENGINE, _request(seed=1), stop, Identity.new(model=MODEL),
-                          profile="openai", suffix=None)
+                          wire="openai", suffix=None)
 
 
 def test_the_result_cache_refuses_results_over_its_byte_bound() -> None:

@@ -36,6 +36,8 @@ def test_fault_catalog(server: LiveServer) -> None:
     entries = server.call("GET", "/mock/faults").json()["data"]
     assert [entry["name"] for entry in entries] == fault_names()
     assert all(entry["description"] and entry["breaks"] and entry["hook"] for entry in entries)
+    assert all(entry["wires"] and set(entry["wires"]) <= {"openai", "friendli"}
+               for entry in entries)
 
 
 def test_unknown_path_gets_the_envelope(server: LiveServer) -> None:

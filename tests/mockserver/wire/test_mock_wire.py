@@ -21,6 +21,7 @@ from mockserver.wire import (
     completion_body,
     integral_numbers,
     stream_chunks,
+    wire_of,
 )
 from reference_engine import (
     Choice,
@@ -72,19 +73,19 @@ def test_wire_forms_become_engine_keywords_and_null_means_default() -> None:
         "model": "m", "tokens": [1], "temperature": None, "top_k": 40,
         "bad_word_tokens": [{"tokens": [1, 2]}, {"tokens": [3]}],
         "response_format": {"type": "json_object"},
-    }, profile="friendli")
+    }, wire="friendli")
     params = request.sampling
     assert params.temperature == 1.0 and params.top_k == 40
     assert params.bad_word_tokens == ((1, 2), (3,))
     assert params.response_format == "json_object" and params.json_object
     biased = build_request({"model": "m", "prompt": "x", "logit_bias": {"50256": -100, "7": 2.5}},
-                           profile="openai").sampling
+                           wire="openai").sampling
     assert dict(biased.logit_bias) == {7: 2.5, 50256: -100.0}
     with pytest.raises(InvalidRequestError, match="logit_bias keys") as info:
-        build_request({"model": "m", "prompt": "x", "logit_bias": {"abc": 1}}, profile="openai")
+        build_request({"model": "m", "prompt": "x", "logit_bias": {"abc": 1}}, wire="openai")
     assert info.value.param == "logit_bias"
     with pytest.raises(InvalidRequestError) as out_of_range:
-        build_request({"model": "m", "prompt": "x", "logit_bias": {"5": 200}}, profile="openai")
+        build_request({"model": "m", "prompt": "x", "logit_bias": {"5": 200}}, wire="openai")
     assert out_of_range.value.param == "logit_bias"  # from the engine's typed error
 
 
@@ -100,7 +101,7 @@ def test_wire_forms_become_engine_keywords_and_null_means_default() -> None:
     ],
 )
 def test_openai_prompt_shapes(prompt: object, expected: tuple[object, ...]) -> None:
-    assert build_request({"model": "m", "prompt": prompt}, profile="openai").prompts == expected
+    assert build_request({"model": "m", "prompt": prompt}, wire="openai").prompts == expected
 
 
 def test_openai_defaults_and_conversions() -> None:
@@ -108,7 +109,7 @@ def test_openai_defaults_and_conversions() -> None:
         {"model": "m", "prompt": "x", "max_tokens": None, "stop": "\n", "logit_bias": {"13": -100},
          "best_of": 3, "n": 2, "echo": True, "logprobs": 0, "seed": 7, "top_k": 5,
          "min_p": 0.1, "repetition_penalty": 1.2, "min_tokens": 2, "suffix": "!", "user": "u"},
-        profile="openai",
+        wire="openai",
     )
     assert request.max_tokens == 16
     assert request.stop == ("\n",)
@@ -118,7 +119,7 @@ def test_openai_defaults_and_conversions() -> None:
 
 
 def test_openai_top_p_zero_keeps_the_top_token() -> None:
-    request = build_request({"model": "m", "prompt": "x", "top_p": 0}, profile="openai")
+    request = build_request({"model": "m", "prompt": "x", "top_p": 0}, wire="openai")
     assert 0 < request.sampling.top_p < 1e-300
 
 
@@ -130,7 +131,7 @@ def test_friendli_fields() -> None:
          "forced_output_tokens": [3], "response_format": {"type": "json_object"},
          "xtc_threshold": 0.1, "xtc_probability": 0.5, "no_repeat_ngram": 3,
          "encoder_no_repeat_ngram": 1, "embedding_to_replace": [], "token_index_to_replace": None},
-        profile="friendli",
+        wire="friendli",
     )
     assert request.prompts == ((1, 2),) and request.prompt_field == "tokens"
     assert request.stop_token_sequences == ((5, 6),)
@@ -143,7 +144,7 @@ def test_friendli_fields() -> None:
 
 
 def test_friendli_without_max_tokens_runs_to_the_context() -> None:
-    assert build_request({"model": "m", "prompt": "x"}, profile="friendli").max_tokens is None
+    assert build_request({"model": "m", "prompt": "x"}, wire="friendli").max_tokens is None
 
 
 @pytest.mark.parametrize(
@@ -157,7 +158,7 @@ def test_friendli_without_max_tokens_runs_to_the_context() -> None:
 )
 def test_friendli_unsupported_fields(field: str, value: object) -> None:
     with pytest.raises(UnsupportedParameterError) as raised:
-        build_request({"model": "m", "prompt": "x", field: value}, profile="friendli")
+        build_request({"model": "m", "prompt": "x", field: value}, wire="friendli")
     assert raised.value.param == field
 
 
@@ -176,7 +177,7 @@ def test_friendli_unsupported_fields(field: str, value: object) -> None:
 )
 def test_build_request_errors_name_the_field(body: dict[str, object], param: str) -> None:
     with pytest.raises(InvalidRequestError) as raised:
-        build_request({"model": "m", **body}, profile="openai")
+        build_request({"model": "m", **body}, wire="openai")
     assert raised.value.param == param
 
 
@@ -194,7 +195,7 @@ def test_validation_turns_integral_floats_into_the_ints_build_request_takes(
                                 "max_tokens": 4.0, "temperature": 0.5})
     assert json.dumps(valid) == json.dumps({"model": MODEL, "prompt": "x", "n": 2, "seed": 3,
                                             "max_tokens": 4, "temperature": 0.5})
-    request = build_request(valid, profile=profile)
+    request = build_request(valid, wire=validator.wire)
     assert (request.n, request.seed, request.max_tokens) == (2, 3, 4)
     assert type(request.seed) is int
 
@@ -203,24 +204,29 @@ def test_build_request_takes_validated_bodies_only() -> None:
     # Integral floats are made ints once, by validation; here a float is not an integer.
     for field in ("n", "seed"):
         with pytest.raises(InvalidRequestError) as raised:
-            build_request({"model": "m", "prompt": "x", field: 2.0}, profile="openai")
+            build_request({"model": "m", "prompt": "x", field: 2.0}, wire="openai")
         assert raised.value.param == field
 
 
 def test_unknown_profile_is_refused() -> None:
     with pytest.raises(ValueError, match="unknown profile"):
-        build_request({"model": "m", "prompt": "x"}, profile="anthropic")
+        wire_of("anthropic")
+
+
+def test_unknown_wire_is_refused() -> None:
+    with pytest.raises(ValueError, match="unknown wire"):
+        build_request({"model": "m", "prompt": "x"}, wire="anthropic")  # type: ignore[arg-type]
 
 
 def test_wire_options() -> None:
     options = WireOptions.from_body(
         {"stream": True, "stream_options": {"include_usage": True}, "logprobs": 0, "suffix": "!"},
-        profile="openai",
+        wire="openai",
     )
     assert options == WireOptions(stream=True, include_usage=True, logprobs=True, suffix="!")
     assert not WireOptions.from_body({"stream_options": {"include_usage": True}},
-                                     profile="openai").include_usage
-    assert WireOptions.from_body({"suffix": "!"}, profile="friendli").suffix is None
+                                     wire="openai").include_usage
+    assert WireOptions.from_body({"suffix": "!"}, wire="friendli").suffix is None
 
 
 # -- completion_body ----------------------------------------------------------------------
@@ -230,7 +236,7 @@ def test_openai_completion_body() -> None:
     completion = Completion(
         (choice(0, logprobs=(ECHO_ENTRY, ENTRY)), choice(1, finish_reason="stop")), Usage(3, 4)
     )
-    body = completion_body(completion, IDENTITY, profile="openai", suffix="!")
+    body = completion_body(completion, IDENTITY, wire="openai", suffix="!")
     OPENAI.validator("response").validate(body)
     assert list(body) == ["id", "object", "created", "model", "system_fingerprint", "choices",
                           "usage"]
@@ -245,7 +251,7 @@ def test_openai_completion_body() -> None:
 
 def test_friendli_completion_body() -> None:
     completion = Completion((choice(0), choice(1, logprobs=(ENTRY,))), Usage(3, 4))
-    body = completion_body(completion, IDENTITY, profile="friendli")
+    body = completion_body(completion, IDENTITY, wire="friendli")
     FRIENDLI.validator("response").validate(body)
     assert "created" not in body and "system_fingerprint" not in body
     assert body["choices"][0] == {"index": 0, "seed": 42, "text": " a b", "tokens": [10, 11],
@@ -258,7 +264,7 @@ def test_friendli_completion_body() -> None:
 
 @pytest.mark.parametrize("include_usage", [True, False])
 def test_openai_chunks(include_usage: bool) -> None:
-    chunks = list(stream_chunks(events(), IDENTITY, profile="openai", include_usage=include_usage))
+    chunks = list(stream_chunks(events(), IDENTITY, wire="openai", include_usage=include_usage))
     for chunk in chunks:
         if chunk["choices"]:
             OPENAI.validator("chunk").validate(chunk)
@@ -277,7 +283,7 @@ def test_openai_chunks(include_usage: bool) -> None:
 
 
 def test_openai_chunks_logprobs_and_suffix() -> None:
-    chunks = list(stream_chunks(events(logprobs=True), IDENTITY, profile="openai",
+    chunks = list(stream_chunks(events(logprobs=True), IDENTITY, wire="openai",
                                 include_usage=False, logprobs=True, suffix="!"))
     assert chunks[0]["choices"][0]["logprobs"]["tokens"] == [" a"]
     assert chunks[2]["choices"][0]["logprobs"] == {
@@ -286,7 +292,7 @@ def test_openai_chunks_logprobs_and_suffix() -> None:
 
 
 def test_friendli_chunks() -> None:
-    chunks = list(stream_chunks(events(), IDENTITY, profile="friendli", include_usage=True))
+    chunks = list(stream_chunks(events(), IDENTITY, wire="friendli", include_usage=True))
     FRIENDLI.validator("event_stream").validate([*chunks, sse.DONE])
     assert list(chunks[0]) == ["id", "model", "object", "choices", "created"]
     assert chunks[0]["choices"][0] == {"index": 0, "text": " a", "token": 10,
@@ -302,7 +308,7 @@ def test_chunks_are_lazy() -> None:
         while True:
             yield TextEvent(0, "x", 1, ())
 
-    chunks = stream_chunks(endless(), IDENTITY, profile="openai", include_usage=False)
+    chunks = stream_chunks(endless(), IDENTITY, wire="openai", include_usage=False)
     assert next(chunks)["choices"][0]["text"] == "x"
 
 
@@ -328,7 +334,7 @@ def test_offline_answer_reports_invalid_requests() -> None:
 
 
 def test_sampling_params_are_shared_types() -> None:
-    assert isinstance(build_request({"model": "m", "prompt": "x"}, profile="openai").sampling,
+    assert isinstance(build_request({"model": "m", "prompt": "x"}, wire="openai").sampling,
                       SamplingParams)
 
 
