@@ -1,6 +1,6 @@
 """The harness proves itself on the mock: clean passes everything, each fault fails its rules.
 
-For every fault of ``python -m mockserver --list-faults`` and every wire profile it bends, the
+For every fault of ``python -m mockserver --list-faults`` and every wire it bends, the
 whole catalog runs against the session's mock with the fault in ``X-Mock-Fault``: the rules
 naming the fault (that apply to the profile and whose features it claims) FAIL (NON_STRICT for
 SHOULD rules), and no other MUST rule FAILs and nothing ERRORs.
