@@ -36,6 +36,7 @@ from conformance.transport import redact_url
 from . import stream as _stream  # noqa: F401 - registers the text/event-stream deserializer
 from .checks import FuzzRun, attach, detach, select_rules
 from .config import BUILTIN_CHECKS, TESTING_PHASES, FuzzConfig, FuzzResult
+from .constants import no_local_constants
 from .document import fuzz_document, relative_path, without_examples
 from .findings import FindingCollector, RuleOf
 from .guard import BudgetSpent, NetworkFailure, RequestGuard
@@ -104,7 +105,7 @@ def fuzz(settings: Settings, config: FuzzConfig, *, progress: Reporter | Progres
                                                home=Path.home())
     home = hypothesis_dir(cache)
     database = (config.example_db or default_example_db(home)) if config.keep_examples else None
-    with hypothesis_home(home):
+    with hypothesis_home(home), no_local_constants():
         return _fuzz(settings, config, report, database=database)
 
 

@@ -12,9 +12,11 @@ from fuzz_support import run_cli
 
 from conformance.embedded import EmbeddedMock
 
-SMALL = ["--max-examples", "15", "--seed", "5", "--workers", "2", "-q"]
+SMALL = ["--max-examples", "15", "--seed", "1", "--workers", "2", "-q"]
 """15 examples reach every shape a rule needs (echo with logprobs, n samples, ...) for some
-seeds only; 5 does, with the aimed draws of conformance/strategies/focused.py."""
+seeds only; 1 does (so do 3 and 8; 2, 4-7 miss ECHO-002/003 or PARAMS-004), with the aimed
+draws of conformance/strategies/focused.py. A seed draws the same wherever it runs
+(conformance/fuzz/constants.py), so only a change to the document or the strategies moves it."""
 
 
 @pytest.mark.parametrize(("flags", "message"), [
@@ -50,9 +52,9 @@ def test_the_clean_mock_passes_and_the_reports_say_so(mock: EmbeddedMock, tmp_pa
     status, out, _ = run_cli(["fuzz", "--base-url", mock.openai_url, *SMALL,
                               "--json", str(report), "--junit-xml", str(junit)])
     assert status == 0, out
-    assert "seed: 5" in out and out.rstrip().endswith("PASSED")
+    assert "seed: 1" in out and out.rstrip().endswith("PASSED")
     data = json.loads(report.read_text())
-    assert data["search"]["seed"] == 5 and data["exit_code"] == 0 and data["passed"]
+    assert data["search"]["seed"] == 1 and data["exit_code"] == 0 and data["passed"]
     assert data["stats"]["requests"] >= data["search"]["examples"] > 50
     verdicts = {result["rule"]: result["verdict"] for result in data["results"]}
     assert set(verdicts.values()) == {"PASS"}
@@ -60,7 +62,7 @@ def test_the_clean_mock_passes_and_the_reports_say_so(mock: EmbeddedMock, tmp_pa
     suite = ET.parse(junit).getroot().find("testsuite")
     assert suite is not None and suite.get("failures") == "0"
     assert len(suite.findall("testcase")) == len(verdicts)
-    assert suite.find("properties/property[@name='seed']").get("value") == "5"  # type: ignore[union-attr]
+    assert suite.find("properties/property[@name='seed']").get("value") == "1"  # type: ignore[union-attr]
 
 
 def test_the_clean_mock_passes_on_the_friendli_route(mock: EmbeddedMock) -> None:
