@@ -32,7 +32,6 @@ from conformance.configure import (
 from conformance.diagnosis import refused_run
 from conformance.model import Rule, RuleResult, RunResult, Verdict
 from conformance.model.timing import rule_seconds
-from conformance.pytest_plugin import LEVEL_MARKERS
 from conformance.reporting.text import finding_lines
 from conformance.rules import CATALOG
 from conformance.runner import execute
@@ -156,7 +155,7 @@ class RuleItem(pytest.Item):
         super().__init__(**kwargs)
         self.rule = rule
         self.add_marker("conformance")
-        self.add_marker(LEVEL_MARKERS[str(rule.level)])
+        self.add_marker(rule.level.marker)
 
     def runtest(self) -> None:
         run = catalog_result_in_test(self.config)
