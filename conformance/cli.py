@@ -122,7 +122,7 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _list(args: argparse.Namespace, out: TextIO) -> int:
-    profile = pick_profile(args.profile, None).name if args.profile else None
+    profile = pick_profile(args.profile, None) if args.profile else None
     for rule in CATALOG.select(profile=profile):
         faults = ",".join(rule.faults) or "-"
         out.write(f"{rule.id}\t{rule.level}\t{rule.title}\t[{faults}]\n")
@@ -191,7 +191,7 @@ def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from conformance.reporting import ConsoleProgress, write_console
 
     rules = CATALOG.select(
-        profile=pick_profile(args.profile, args.base_url).name,
+        profile=pick_profile(args.profile, args.base_url),
         select=split_list(args.select),
         deselect=split_list(args.deselect),
     )

@@ -107,7 +107,7 @@ def selected_rules(config: pytest.Config) -> list[Rule]:
     options = target_from_pytest(config)
     profile = pick_profile(options.profile, options.base_url, flag=options.flag("profile"))
     return CATALOG.select(
-        profile=profile.name,
+        profile=profile,
         select=split_list(_option(config, "select")),
         deselect=split_list(_option(config, "deselect")),
     )

@@ -85,7 +85,7 @@ class Registry:
     def select(
         self,
         *,
-        profile: spec.Profile | str | None = None,
+        profile: spec.Profile | None = None,
         select: Iterable[str] = (),
         deselect: Iterable[str] = (),
     ) -> list[Rule]:

@@ -421,7 +421,7 @@ def test_a_run_whose_completions_are_all_refused_passes_nothing_and_is_one_line(
 
 def catalog(url: str, profile: str = "openai") -> RunResult:
     settings = settings_for(url, profile)
-    return asyncio.run(execute(settings, CATALOG.select(profile=profile)))
+    return asyncio.run(execute(settings, CATALOG.select(profile=settings.profile)))
 
 
 def a_third(path: str, body: bytes) -> tuple[int, object] | None:
