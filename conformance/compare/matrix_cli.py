@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import TextIO
 
 import spec
-from conformance.configure import UsageError
+from conformance.errors import UsageError
 
 from .reports import ReportError, SavedReport, load_report
 
