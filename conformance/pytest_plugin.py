@@ -12,7 +12,9 @@ conformance tests::
         assert exchange.status == 200
 
 The heavy machinery lives in :mod:`conformance.pytest_support` and the active plugin's hooks
-in :mod:`conformance.pytest_session`, imported only when a target is named. A run that cannot
+in :mod:`conformance.pytest_session`, imported only when a target is named (inside the hooks
+and fixtures below, never at the top: only to keep every other pytest run light; neither
+imports this module back). A run that cannot
 happen (a wrong option, an unreachable target, a refused key, a catalog the server refused as
 a whole) stops with one ``ERROR:`` line and exit status 4, like any pytest usage error.
 """
