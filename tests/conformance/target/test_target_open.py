@@ -4,6 +4,7 @@ and its model discovered."""
 
 from __future__ import annotations
 
+import io
 import json
 import re
 import urllib.error
@@ -12,6 +13,7 @@ import urllib.request
 import pytest
 
 import spec
+from conformance.cli import main
 from conformance.embedded import EmbeddedMock
 from conformance.errors import HarnessError, UsageError
 from conformance.open_target import OpenTarget, open_target
@@ -101,3 +103,22 @@ def test_an_unreachable_server_is_one_line() -> None:
     refused = re.escape("cannot connect to 127.0.0.1:9: connection refused")
     with pytest.raises(HarnessError, match=refused), open_target(target):
         pass
+
+
+def test_a_run_resolves_its_profile_by_name_once(mock: EmbeddedMock,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """``--profile`` becomes a :class:`spec.Profile` once; the rule selection, the settings and
+    the first contact take that object (the catalog's 90-odd rules used to look the name up
+    again each)."""
+    looked_up: list[str] = []
+    get_profile = spec.get_profile
+
+    def counting(name: str) -> spec.Profile:
+        looked_up.append(name)
+        return get_profile(name)
+
+    monkeypatch.setattr(spec, "get_profile", counting)
+    status = main(["run", "-q", "--base-url", mock.openai_url, "--profile", "openai",
+                   "--select", "USAGE-*"], io.StringIO(), io.StringIO())
+    assert status == 0
+    assert looked_up == ["openai"]
