@@ -4,7 +4,7 @@ The public API, re-exported lazily (the pytest plugin imports this package in ev
 run, so importing it must stay cheap)::
 
     from conformance import CATALOG, Settings, execute
-    result = asyncio.run(execute(settings, CATALOG.select(profile="openai")))
+    result = asyncio.run(execute(settings, CATALOG.select(profile=settings.profile)))
 
 Layout: ``sse`` and ``transport`` read the wire; ``probes`` send the named requests;
 ``rules`` judge them (pure checks, one module per area); ``runner`` ties both together;

@@ -18,25 +18,20 @@ from collections.abc import Sequence
 from typing import TextIO
 
 from conformance.compare.baseline import baseline_option
-from conformance.embedded import EmbeddedMock, EmbeddedMockError, serving_args
+from conformance.embedded import EmbeddedMockError
 from conformance.given_options import given_options
-from conformance.model import RunResult
 from conformance.rules import CATALOG
 from conformance.runner import execute
-from conformance.transport import Exchange
 from conformance.transport.heap import return_large_blocks
 
 from .broken_pipe import quiet_on_broken_pipe
 from .compare.matrix_cli import add_matrix_parser, run_matrix
-from .configure import (
-    HarnessError,
-    UsageError,
-    check_target,
-    pick_profile,
-    settings_from_target,
-    split_list,
-)
 from .diagnosis import refused_run
+from .errors import HarnessError, UsageError
+from .open_target import open_target
+from .report_files import exit_status, write_report_files
+from .resolved_target import resolve_target
+from .target_checks import pick_profile, split_list
 from .target_options import add_target_arguments, target_from_args
 
 
@@ -122,7 +117,7 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _list(args: argparse.Namespace, out: TextIO) -> int:
-    profile = pick_profile(args.profile, None).name if args.profile else None
+    profile = pick_profile(args.profile, None) if args.profile else None
     for rule in CATALOG.select(profile=profile):
         faults = ",".join(rule.faults) or "-"
         out.write(f"{rule.id}\t{rule.level}\t{rule.title}\t[{faults}]\n")
@@ -167,76 +162,37 @@ DISCOVERY_LABEL = "discovery/models"
 """The report's label of the model-discovery request (``GET /models``)."""
 
 
-def _write_reports(args: argparse.Namespace, result: RunResult) -> None:
-    from conformance.reporting import (
-        summary_destination,
-        write_html,
-        write_json,
-        write_junit,
-        write_markdown,
-    )
-
-    if args.json:
-        write_json(result, args.json)
-    if args.junit_xml:
-        write_junit(result, args.junit_xml)
-    if args.html:
-        write_html(result, args.html)
-    markdown = summary_destination(args.markdown, os.environ)
-    if markdown is not None:
-        write_markdown(result, markdown[0], append=markdown[1])
-
-
 def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from conformance.reporting import ConsoleProgress, write_console
 
-    rules = CATALOG.select(
-        profile=pick_profile(args.profile, args.base_url).name,
-        select=split_list(args.select),
-        deselect=split_list(args.deselect),
-    )
+    target = resolve_target(target_from_args(args), embedded=not args.base_url)
+    rules = CATALOG.select(profile=target.profile, select=split_list(args.select),
+                           deselect=split_list(args.deselect))
     if not rules:
         raise UsageError("no rule matches --select / --deselect for this profile")
     baseline = baseline_option(args.baseline)
     progress = ConsoleProgress(err, enabled=not args.quiet)
-    target = target_from_args(args)
-    check_target(target, embedded=not args.base_url)  # flags first, then a mock for them
-    mock = None if args.base_url else EmbeddedMock(serving_args(args.profile))
-    try:
-        if mock is not None:
-            if not args.quiet:
-                err.write("conformance: starting the embedded mock server\n")
-            mock.start()
-        discovery: list[Exchange] = []
-        settings = asyncio.run(
-            settings_from_target(target, embedded=mock, on_exchange=discovery.append))
-        result = asyncio.run(
-            execute(settings, rules, progress=progress, strict=args.strict,
-                    embedded=mock is not None)
-        )
-        if discovery:  # kept in the report: a replay of it must answer the discovery too
-            exchanges = {DISCOVERY_LABEL: discovery[-1], **result.exchanges}
-            result = dataclasses.replace(result, exchanges=exchanges)
-        result = dataclasses.replace(result, fail_on_skip=args.fail_on_skip, options=args.given)
-    finally:
-        if mock is not None:
-            mock.stop()
-    refused = refused_run(result, settings, target)
+
+    def say(line: str) -> None:
+        if not args.quiet:
+            err.write(f"conformance: {line}\n")
+
+    with open_target(target, announce=say) as opened:
+        result = asyncio.run(execute(opened.settings, rules, progress=progress,
+                                     strict=args.strict, embedded=opened.embedded))
+    if opened.discovery is not None:  # kept in the report: its replay must answer it too
+        result = dataclasses.replace(
+            result, exchanges={DISCOVERY_LABEL: opened.discovery, **result.exchanges})
+    result = dataclasses.replace(result, fail_on_skip=args.fail_on_skip, options=args.given)
+    refused = refused_run(result, opened.settings, target.options)
     if refused is not None:
         raise HarnessError(refused)
     write_console(result, out, verbose=args.verbose)
-    _write_reports(args, result)
+    write_report_files(args, result)
     if result.stats.stopped is not None:  # the SKIPs say it rule by rule; this says it once
         err.write(f"conformance: the run stopped early: {result.stats.stopped} (the rules it "
                   "did not reach SKIP; -v lists them)\n")
-    if baseline is None:
-        return result.exit_code
-    from conformance.compare.baseline import exit_code_with, judge_against, outcome_lines
-
-    outcome = judge_against(result, baseline)
-    for line in outcome_lines(baseline, outcome):
-        out.write(line + "\n")
-    return exit_code_with(result, outcome)
+    return exit_status(result, baseline, out)
 
 
 @quiet_on_broken_pipe

@@ -57,12 +57,13 @@ class EmbeddedMock:
         self.friendli_url = ""
         self._stderr = tempfile.TemporaryFile(mode="w+", encoding="utf-8", errors="replace")
 
-    def url_for(self, profile: str) -> str:
-        """The base URL serving ``profile``: the mock's origin and the profile's ``base_path``
-        (the mock serves the shipped profiles' paths, and a profile file's when started with
-        :func:`serving_args`)."""
+    def url_for(self, profile: spec.Profile | str) -> str:
+        """The base URL serving ``profile`` (a profile, or a shipped profile's name): the
+        mock's origin and the profile's ``base_path`` (the mock serves the shipped profiles'
+        paths, and a profile file's when started with :func:`serving_args`)."""
+        chosen = spec.get_profile(profile) if isinstance(profile, str) else profile
         parts = urlsplit(self.openai_url)
-        return f"{parts.scheme}://{parts.netloc}{spec.get_profile(profile).base_path}"
+        return f"{parts.scheme}://{parts.netloc}{chosen.base_path}"
 
     def start(self) -> EmbeddedMock:
         command = [sys.executable, "-m", "mockserver", "--host", "127.0.0.1", "--port", "0"]

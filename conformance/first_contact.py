@@ -1,12 +1,13 @@
-"""The first contact with a target: the URL checked, one request, and the model found.
+"""The first contact with a target: one request, and the model found.
 
 Before the catalog sends its ~60 requests, one ``GET <base URL>/models`` (the profile's model
 listing, or the same path as a plain reachability test for a profile without one) says whether
 the run can mean anything. A target that cannot be reached, refuses the API key (401 / 403) or
 stays rate-limited through the retries stops the run here with one line and exit status 2
 (:mod:`conformance.diagnosis`), never with verdicts. A base URL that misses ``/v1`` (its
-``/models`` is 404 where ``/v1/models`` answers) or that names the operation itself
-(``.../v1/completions``) is a usage error saying which URL was meant.
+``/models`` is 404 where ``/v1/models`` answers) is a usage error saying which URL was meant
+(one that names the operation itself, ``.../v1/completions``, is found before anything is
+sent: :func:`conformance.target_checks.check_base_url`).
 
 The request goes through :class:`~conformance.client.Client` like every other (the run's
 headers, limits and retries), with a budget of its own: it never eats ``--max-requests``.
@@ -14,11 +15,9 @@ headers, limits and retries), with a budget of its own: it never eats ``--max-re
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from urllib.parse import urlsplit
 
-import spec
 from conformance.client import Client
 from conformance.transport import Exchange, open_session
 from conformance.wire_json import parse_json
@@ -27,39 +26,6 @@ from . import diagnosis
 from .errors import HarnessError, UsageError
 from .settings import Settings, join_url
 from .target_options import TargetOptions
-
-OPERATION_TAILS = ("/chat/completions", "/completions", "/models")
-"""Paths an OpenAI client appends to the base URL: a base URL ending in one names an
-operation, not the API root."""
-HOST_LIKE = re.compile(r"^(localhost|[\w.-]+\.[\w-]+|\[[0-9a-fA-F:]+\]|[\w.-]+:\d+)(:\d+)?(/|$)")
-"""The start of a URL given without its scheme: ``127.0.0.1:8000/v1``, ``api.example.com``."""
-
-
-def check_base_url(url: str, profile: spec.Profile, options: TargetOptions) -> None:
-    """Usage errors of the base URL itself, before anything is sent."""
-    flag = options.flag("base-url")
-    parts = urlsplit(url)
-    if "://" not in url:
-        if HOST_LIKE.match(url):
-            raise UsageError(f"{flag} {url!r} has no scheme: did you mean {flag} http://{url}?")
-        raise UsageError(f"{flag} {url!r} is not a URL: give the scheme and host, as in "
-                         f"{flag} http://127.0.0.1:8000{profile.base_path}")
-    if parts.scheme not in ("http", "https"):
-        raise UsageError(f"{flag} {url!r}: the scheme must be http:// or https://, not "
-                         f"{parts.scheme}://")
-    try:
-        parts.port  # noqa: B018 - raises ValueError on a port that is not a number
-    except ValueError as exc:
-        raise UsageError(f"{flag} {url!r}: {exc}") from None
-    if not parts.hostname:
-        raise UsageError(f"{flag} {url!r} has no host: as in {flag} "
-                         f"http://127.0.0.1:8000{profile.base_path}")
-    path = parts.path.rstrip("/")
-    for tail in OPERATION_TAILS:
-        if path.endswith(tail):
-            root = url.rstrip("/")[: -len(tail)]
-            raise UsageError(f"{flag} ends in {tail}, an operation: give the API root as an "
-                             f"OpenAI client takes it: {flag} {root}")
 
 
 async def first_contact(

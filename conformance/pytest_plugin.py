@@ -4,14 +4,17 @@ Registered for every pytest run in an environment where completions-conformance 
 so it must stay cheap to import and do nothing unless asked: without ``--conformance-url`` it
 adds no items and its fixtures skip. With it, the rule catalog runs as pytest items (the rule
 ID is the item name, ``conformance_must`` / ``conformance_should`` / ``conformance_may`` mark
-the level), and fixtures let users write their own conformance tests::
+the level, :attr:`conformance.model.Level.marker`), and fixtures let users write their own
+conformance tests::
 
     def test_my_rule(conformance_client):
         exchange = conformance_client.complete({"prompt": "Hi", "max_tokens": 4})
         assert exchange.status == 200
 
 The heavy machinery lives in :mod:`conformance.pytest_support` and the active plugin's hooks
-in :mod:`conformance.pytest_session`, imported only when a target is named. A run that cannot
+in :mod:`conformance.pytest_session`, imported only when a target is named (inside the hooks
+and fixtures below, never at the top: only to keep every other pytest run light; neither
+imports this module back). A run that cannot
 happen (a wrong option, an unreachable target, a refused key, a catalog the server refused as
 a whole) stops with one ``ERROR:`` line and exit status 4, like any pytest usage error.
 """
@@ -26,12 +29,6 @@ from conformance.target_options import add_pytest_target_options
 
 if TYPE_CHECKING:
     from conformance.pytest_support import ConformanceClient
-
-LEVEL_MARKERS = {
-    "MUST": "conformance_must",
-    "SHOULD": "conformance_should",
-    "MAY": "conformance_may",
-}
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -53,11 +50,15 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "conformance: a rule of the completions conformance catalog")
-    for level, marker in LEVEL_MARKERS.items():
-        config.addinivalue_line("markers", f"{marker}: a conformance rule of level {level}")
     if _active(config):
+        # imported here, not at the top, only to keep pytest light: the model and the session's
+        # hooks import the spec, jsonschema and aiohttp, which a run naming no target never needs
         from conformance import pytest_session
+        from conformance.model import Level
 
+        for level in Level:
+            config.addinivalue_line("markers",
+                                    f"{level.marker}: a conformance rule of level {level}")
         config.pluginmanager.register(pytest_session, "conformance-session")
 
 

@@ -24,7 +24,9 @@ from collections.abc import Generator
 
 import pytest
 
+from conformance.compare.baseline import outcome_lines
 from conformance.pytest_support import (
+    RESULT_KEY,
     RuleItem,
     baseline_outcome,
     catalog_result,
@@ -92,15 +94,11 @@ def pytest_runtest_makereport(
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter,
                             config: pytest.Config) -> None:
     """The baseline's verdict on the run, as ``conformance run --baseline`` prints it."""
-    from conformance.pytest_support import RESULT_KEY
-
     if RESULT_KEY not in config.stash:
         return
     judged = baseline_outcome(config)
     if judged is None:
         return
-    from conformance.compare.baseline import outcome_lines
-
     terminalreporter.section("conformance baseline")
     for line in outcome_lines(*judged):
         terminalreporter.write_line(line)

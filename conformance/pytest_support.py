@@ -21,27 +21,23 @@ from conformance.compare.baseline import (
     result_cases,
 )
 from conformance.compare.reports import ReportError
-from conformance.configure import (
-    HarnessError,
-    UsageError,
-    check_target,
-    pick_profile,
-    settings_from_target,
-    split_list,
-)
 from conformance.diagnosis import refused_run
+from conformance.errors import HarnessError, UsageError
 from conformance.model import Rule, RuleResult, RunResult, Verdict
 from conformance.model.timing import rule_seconds
-from conformance.pytest_plugin import LEVEL_MARKERS
+from conformance.open_target import open_target
 from conformance.reporting.text import finding_lines
+from conformance.resolved_target import ResolvedTarget, resolve_target
 from conformance.rules import CATALOG
 from conformance.runner import execute
 from conformance.settings import Settings
+from conformance.target_checks import split_list
 from conformance.target_options import target_from_pytest
 from conformance.transport import Exchange, open_session
 from conformance.views import StreamView
 from spec import JSON
 
+TARGET_KEY = pytest.StashKey[ResolvedTarget]()
 SETTINGS_KEY = pytest.StashKey[Settings]()
 BASELINE_KEY = pytest.StashKey[Baseline]()
 OUTCOME_KEY = pytest.StashKey[BaselineOutcome]()
@@ -56,10 +52,7 @@ def _option(config: pytest.Config, name: str) -> Any:
 def check_options(config: pytest.Config) -> None:
     """The checks that need no network: every target option, and a selection that leaves at
     least one rule (an empty one is a typo, not a run that passed)."""
-    try:
-        check_target(target_from_pytest(config))
-    except UsageError as exc:
-        raise pytest.UsageError(str(exc)) from None
+    target_of(config)
     if not selected_rules(config):
         raise pytest.UsageError("no rule matches --conformance-select / --conformance-deselect "
                                 "for this profile")
@@ -90,25 +83,33 @@ def baseline_outcome(config: pytest.Config) -> tuple[Baseline, BaselineOutcome] 
     return baseline, config.stash[OUTCOME_KEY]
 
 
+def target_of(config: pytest.Config) -> ResolvedTarget:
+    """The target of the ``--conformance-*`` options, resolved once (on an xdist worker too,
+    which skips the controller's :func:`check_options`) as ``conformance run`` resolves it."""
+    if TARGET_KEY not in config.stash:
+        try:
+            config.stash[TARGET_KEY] = resolve_target(target_from_pytest(config))
+        except UsageError as exc:
+            raise pytest.UsageError(str(exc)) from None
+    return config.stash[TARGET_KEY]
+
+
 def settings_for(config: pytest.Config) -> Settings:
-    """Settings from the ``--conformance-*`` options, by the recipe ``conformance run`` uses:
-    the target is reached once (the model discovered if not given), so an unreachable or
-    refusing target is one line here, not a verdict per rule."""
-    if SETTINGS_KEY in config.stash:
-        return config.stash[SETTINGS_KEY]
-    try:
-        settings = asyncio.run(settings_from_target(target_from_pytest(config)))
-    except (UsageError, HarnessError) as exc:
-        raise pytest.UsageError(str(exc)) from None
-    config.stash[SETTINGS_KEY] = settings
-    return settings
+    """The run's settings: the target opened as ``conformance run`` opens it, reached once
+    (the model discovered if not given), so an unreachable or refusing target is one line
+    here, not a verdict per rule."""
+    if SETTINGS_KEY not in config.stash:
+        try:
+            with open_target(target_of(config)) as opened:
+                config.stash[SETTINGS_KEY] = opened.settings
+        except (UsageError, HarnessError) as exc:
+            raise pytest.UsageError(str(exc)) from None
+    return config.stash[SETTINGS_KEY]
 
 
 def selected_rules(config: pytest.Config) -> list[Rule]:
-    options = target_from_pytest(config)
-    profile = pick_profile(options.profile, options.base_url, flag=options.flag("profile"))
     return CATALOG.select(
-        profile=profile.name,
+        profile=target_of(config).profile,
         select=split_list(_option(config, "select")),
         deselect=split_list(_option(config, "deselect")),
     )
@@ -123,7 +124,7 @@ def catalog_result(config: pytest.Config) -> RunResult:
         rules = selected_rules(config)
         strict = bool(_option(config, "strict"))
         result = asyncio.run(execute(settings, rules, strict=strict))
-        refused = refused_run(result, settings, target_from_pytest(config))
+        refused = refused_run(result, settings, target_of(config).options)
         if refused is not None:
             raise pytest.UsageError(refused)
         config.stash[RESULT_KEY] = result
@@ -156,7 +157,7 @@ class RuleItem(pytest.Item):
         super().__init__(**kwargs)
         self.rule = rule
         self.add_marker("conformance")
-        self.add_marker(LEVEL_MARKERS[str(rule.level)])
+        self.add_marker(rule.level.marker)
 
     def runtest(self) -> None:
         run = catalog_result_in_test(self.config)

@@ -1,9 +1,10 @@
 """What one run is configured with: the target, the profile, the claimed features, the caps.
 
-Built once by the CLI (or the pytest plugin) from flags and the environment, then passed down;
-nothing below reads the environment. Secrets (the API key, ``--header`` values and the proxy's
-credentials) live only here and in the requests themselves; the recorder redacts them before
-anything is stored.
+Built once from flags and the environment (:func:`conformance.resolved_target.resolve_target`,
+completed by :func:`conformance.open_target.open_target` with the embedded mock's URL and the
+model found), then passed down; nothing below reads the environment. Secrets (the API key,
+``--header`` values and the proxy's credentials) live only here and in the requests
+themselves; the recorder redacts them before anything is stored.
 """
 
 from __future__ import annotations

@@ -111,10 +111,10 @@ def load_baseline(path: str | Path) -> Baseline:
 
 def baseline_option(path: str | None) -> Baseline | None:
     """The ``--baseline`` flag's file, read before anything is sent: a bad one is a
-    :class:`~conformance.configure.UsageError` (exit 2 at once)."""
+    :class:`~conformance.errors.UsageError` (exit 2 at once)."""
     if path is None:
         return None
-    from conformance.configure import UsageError
+    from conformance.errors import UsageError
 
     try:
         return load_baseline(path)

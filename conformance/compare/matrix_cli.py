@@ -6,7 +6,8 @@ import argparse
 from pathlib import Path
 from typing import TextIO
 
-from conformance.configure import UsageError
+import spec
+from conformance.errors import UsageError
 
 from .reports import ReportError, SavedReport, load_report
 
@@ -54,7 +55,7 @@ def _catalog_drift(report: SavedReport) -> str | None:
     from conformance.rules import CATALOG
 
     try:
-        today = {rule.id for rule in CATALOG.select(profile=report.profile)}
+        today = {rule.id for rule in CATALOG.select(profile=spec.get_profile(report.profile))}
     except (KeyError, ValueError):
         return None
     held = set(report.rules)

@@ -1,6 +1,8 @@
 """A recorded run judged again by today's catalog: its exchanges served back by ``mockserver
 --replay`` (a child process, as the harness tests any server) and ``conformance run`` against
-them, with the profile, model, features and options the recording was made with.
+them (a child process too, as ``lab/record.py`` runs it: the command line that reaches this
+module is not imported back), with the profile, model, features and options the recording was
+made with.
 
 The verdicts a report holds are those of the catalog that wrote it; after a rule changes, a
 recording (the lab's fixtures) says what the old rule said. Judging it again is what
@@ -11,9 +13,10 @@ recording (the lab's fixtures) says what the old rule said. Judging it again is 
 from __future__ import annotations
 
 import dataclasses
-import io
 import json
 import os
+import subprocess
+import sys
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
@@ -21,6 +24,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import spec
+from conformance.embedded import EmbeddedMock, EmbeddedMockError
 
 from .reports import ReportError, SavedReport, load_report
 
@@ -63,9 +67,6 @@ def replay_arguments(data: dict[str, Any]) -> list[str]:
 def rejudge(path: str | Path, extra: Sequence[str] = ()) -> SavedReport:
     """The report at ``path`` judged again (``extra``: more ``conformance run`` arguments);
     :class:`ReportError` with one line when it cannot be."""
-    from conformance.cli import main  # the command line uses this module: import it late
-    from conformance.embedded import EmbeddedMock, EmbeddedMockError
-
     recorded = load_report(path)
     if recorded.fuzz:
         raise ReportError(f"{path} is a fuzz report: only a report of `conformance run` can "
@@ -75,18 +76,18 @@ def rejudge(path: str | Path, extra: Sequence[str] = ()) -> SavedReport:
     replay = ["--replay", str(path), "--replay-timing", "none"]
     with tempfile.TemporaryDirectory() as folder:
         judged = Path(folder, "judged.json")
-        out, err = io.StringIO(), io.StringIO()
         try:
             with EmbeddedMock(replay) as mock:
                 root = mock.openai_url.rsplit("/v1", 1)[0]
-                status = main(["run", "-q", "--base-url", root + base_path,
-                               *replay_arguments(data), *extra, "--json", str(judged),
-                               "--markdown", os.devnull],  # not $GITHUB_STEP_SUMMARY
-                              out, err)
+                done = subprocess.run(
+                    [sys.executable, "-m", "conformance", "run", "-q", "--base-url",
+                     root + base_path, *replay_arguments(data), *extra, "--json", str(judged),
+                     "--markdown", os.devnull],  # not $GITHUB_STEP_SUMMARY
+                    capture_output=True, text=True, stdin=subprocess.DEVNULL, check=False)
         except EmbeddedMockError as exc:
             raise ReportError(f"{path}: the replay did not start: {exc}") from None
-        if status not in (0, 1) or not judged.exists():
+        if done.returncode not in (0, 1) or not judged.exists():
             raise ReportError(f"{path}: judging the replay failed: "
-                              f"{err.getvalue().strip()[-500:]}")
+                              f"{done.stderr.strip()[-500:]}")
         report = load_report(judged)
     return dataclasses.replace(report, path=str(path), base_url=recorded.base_url)

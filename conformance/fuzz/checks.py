@@ -263,7 +263,7 @@ def select_rules(settings: Settings, *, strict: bool, select: list[str] | None =
                  deselect: list[str] | None = None) -> tuple[Rule, ...]:
     """The fuzzable rules of the profile whose features are claimed: MUST rules, and SHOULD
     rules too under ``strict`` (a broken SHOULD then counts, as ``run --strict`` counts it)."""
-    chosen = CATALOG.select(profile=settings.profile.name, select=select or (),
+    chosen = CATALOG.select(profile=settings.profile, select=select or (),
                             deselect=deselect or ())
     return tuple(
         rule for rule in chosen

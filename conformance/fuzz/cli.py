@@ -1,41 +1,27 @@
 """``conformance fuzz``: the command line of a fuzz run (flags, the target, the reports).
 
-Every flag a user can get wrong is checked here and named in the error (exit status 2); the run
-itself is :func:`conformance.fuzz.campaign.fuzz`. Progress goes to stderr, the report to stdout.
+Every search flag a user can get wrong is checked here and named in the error (exit status 2),
+the target's flags by :func:`~conformance.resolved_target.resolve_target`, as for ``run``; the
+target is opened (the embedded mock started, the target reached) by
+:func:`~conformance.open_target.open_target`, and the run itself is
+:func:`conformance.fuzz.campaign.fuzz`. Progress goes to stderr, the report to stdout.
 """
 
 from __future__ import annotations
 
 import argparse
-import asyncio
 import dataclasses
-import os
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import TextIO
 
-from conformance.compare.baseline import (
-    baseline_option,
-    exit_code_with,
-    judge_against,
-    outcome_lines,
-)
-from conformance.configure import (
-    HarnessError,
-    UsageError,
-    check_target,
-    settings_from_target,
-    split_list,
-)
-from conformance.embedded import EmbeddedMock, serving_args
-from conformance.reporting import (
-    summary_destination,
-    write_console,
-    write_html,
-    write_json,
-    write_junit,
-    write_markdown,
-)
+from conformance.compare.baseline import baseline_option
+from conformance.errors import HarnessError, UsageError
+from conformance.open_target import open_target
+from conformance.report_files import exit_status, write_report_files
+from conformance.reporting import write_console
+from conformance.resolved_target import resolve_target
+from conformance.target_checks import split_list
 from conformance.target_options import add_target_arguments, target_from_args
 
 from .bodies import Caps
@@ -125,8 +111,8 @@ def add_parser(commands: argparse._SubParsersAction) -> argparse.ArgumentParser:
 
 
 def fuzz_config(args: argparse.Namespace) -> FuzzConfig:
-    """The flags as a :class:`FuzzConfig`; a :class:`UsageError` names a flag out of range."""
-    check_target(target_from_args(args), embedded=not args.base_url)
+    """The search flags as a :class:`FuzzConfig`; a :class:`UsageError` names a flag out of
+    range (the target's flags are :func:`~conformance.resolved_target.resolve_target`'s)."""
     for flag, value, low in (("--max-examples", args.max_examples, 1), ("--seed", args.seed, 0)):
         if value is not None and value < low:
             raise UsageError(f"{flag} must be at least {low}, got {value}")
@@ -153,38 +139,21 @@ def fuzz_config(args: argparse.Namespace) -> FuzzConfig:
 
 
 def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    config = fuzz_config(args)  # flags are checked before a mock is started for them
+    target = resolve_target(target_from_args(args), embedded=not args.base_url)
+    config = fuzz_config(args)  # every flag is checked before a mock is started for them
     baseline = baseline_option(args.baseline)
     progress = reporter(err, quiet=args.quiet)
-    mock = None if args.base_url else EmbeddedMock(serving_args(args.profile))
-    try:
-        if mock is not None:
-            progress.message("starting the embedded mock server")
-            mock.start()
-        settings = asyncio.run(settings_from_target(target_from_args(args), embedded=mock))
+    with open_target(target, announce=progress.message) as opened:
         started_at = datetime.now(timezone.utc)
-        result = fuzz(settings, config, progress=progress)
-    finally:
-        if mock is not None:
-            mock.stop()
+        result = fuzz(opened.settings, config, progress=progress)
     _check_reachable(result)
     report = dataclasses.replace(
-        run_result(result, settings, strict=config.strict, embedded=mock is not None),
+        run_result(result, opened.settings, strict=config.strict, embedded=opened.embedded),
         started_at=started_at, options=getattr(args, "given", ()))
     write_console(report, out)
-    for path, write in ((args.json, write_json), (args.junit_xml, write_junit),
-                        (args.html, write_html)):
-        if path:
-            write(report, path)
-    markdown = summary_destination(args.markdown, os.environ)
-    if markdown is not None:
-        write_markdown(report, markdown[0], append=markdown[1])
-    if baseline is None:
-        return report.exit_code
-    outcome = judge_against(report, baseline)  # findings by rule and case, fuzz numbers dropped
-    for line in outcome_lines(baseline, outcome):
-        out.write(line + "\n")
-    return exit_code_with(report, outcome)
+    write_report_files(args, report)
+    # findings by rule and case under a baseline, the fuzz numbers dropped
+    return exit_status(report, baseline, out)
 
 
 def _check_reachable(result: FuzzResult) -> None:

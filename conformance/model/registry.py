@@ -97,7 +97,7 @@ class Registry:
     def select(
         self,
         *,
-        profile: spec.Profile | str | None = None,
+        profile: spec.Profile | None = None,
         select: Iterable[str] = (),
         deselect: Iterable[str] = (),
     ) -> list[Rule]:

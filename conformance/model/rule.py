@@ -133,7 +133,6 @@ class Rule:
         """The ID without its number: ``CONTENT-TYPE-001`` -> ``CONTENT-TYPE``."""
         return self.id.rsplit("-", 1)[0]
 
-    def applies_to(self, profile: spec.Profile | str) -> bool:
-        """Whether the rule belongs to ``profile`` (a profile or a shipped profile's name)."""
-        chosen = spec.get_profile(profile) if isinstance(profile, str) else profile
-        return chosen.has_traits(self.traits)
+    def applies_to(self, profile: spec.Profile) -> bool:
+        """Whether the rule belongs to ``profile`` (by its traits, never by its name)."""
+        return profile.has_traits(self.traits)

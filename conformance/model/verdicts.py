@@ -21,6 +21,11 @@ class Level(str, enum.Enum):
     def __str__(self) -> str:
         return self.value
 
+    @property
+    def marker(self) -> str:
+        """The pytest marker of a rule item of this level (``-m conformance_must``)."""
+        return f"conformance_{self.value.lower()}"
+
 
 class Verdict(str, enum.Enum):
     """The outcome of one rule against one server.

@@ -209,4 +209,4 @@ def gatekeeper(
 
 def catalog(url: str, profile: str = "openai") -> RunResult:
     settings = settings_for(url, profile)
-    return asyncio.run(execute(settings, CATALOG.select(profile=profile)))
+    return asyncio.run(execute(settings, CATALOG.select(profile=settings.profile)))

@@ -65,7 +65,7 @@ def run_catalog(
     **options: object,
 ) -> RunResult:
     settings = settings_for(url, profile, faults=faults, limits=limits, **options)
-    rules = CATALOG.select(profile=profile, select=list(select))
+    rules = CATALOG.select(profile=settings.profile, select=list(select))
     return asyncio.run(execute(settings, rules))
 
 

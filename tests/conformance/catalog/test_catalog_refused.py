@@ -22,7 +22,7 @@ def run(mock: EmbeddedMock, *, without: frozenset[str] = frozenset(),
         faults: tuple[str, ...] = ("prompt-list-500",)) -> RunResult:
     settings = settings_for(mock.url_for("openai"), "openai", faults=faults)
     settings = dataclasses.replace(settings, features=settings.features - without)
-    return asyncio.run(execute(settings, CATALOG.select(profile="openai")))
+    return asyncio.run(execute(settings, CATALOG.select(profile=settings.profile)))
 
 
 def test_a_refused_prompt_list_fails_the_rules_of_prompt_lists(mock: EmbeddedMock) -> None:

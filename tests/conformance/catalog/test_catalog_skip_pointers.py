@@ -25,7 +25,8 @@ def run(server: WordServer) -> RunResult:
     async def main() -> RunResult:
         runner, url = await start(server)
         try:
-            return await execute(settings_for(url, "openai"), CATALOG.select(profile="openai"))
+            settings = settings_for(url, "openai")
+            return await execute(settings, CATALOG.select(profile=settings.profile))
         finally:
             await runner.cleanup()
 

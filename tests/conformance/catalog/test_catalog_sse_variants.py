@@ -101,7 +101,7 @@ def test_valid_framing_is_never_flagged(mock: EmbeddedMock, variant: str, profil
         runner, url = await proxy(upstream, VARIANTS[variant])
         try:
             settings = settings_for(url + base_path, profile)
-            result = await execute(settings, CATALOG.select(profile=profile))
+            result = await execute(settings, CATALOG.select(profile=settings.profile))
         finally:
             await runner.cleanup()
         streams = [e for e in result.exchanges.values() if e.is_sse and e.status == 200]

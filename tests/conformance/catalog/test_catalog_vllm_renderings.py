@@ -185,7 +185,7 @@ def judged(mock: EmbeddedMock, name: str, profile: str) -> dict[str, str]:
         runner, url = await proxy(mock.openai_url.rsplit("/v1", 1)[0], name)
         try:
             settings = settings_for(url + "/v1", profile)
-            result = await execute(settings, CATALOG.select(profile=profile))
+            result = await execute(settings, CATALOG.select(profile=settings.profile))
         finally:
             await runner.cleanup()
         streams = [e.body for e in result.exchanges.values() if e.is_sse and e.status == 200]

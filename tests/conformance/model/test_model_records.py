@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+import spec
 from conformance.model import (
     Level,
     Registry,
@@ -43,7 +44,8 @@ def test_rules_select_profiles_by_traits_some_profile_has() -> None:
         Rule("X-001", Level.MUST, "t", "r", "c", SourceKind.SPEC, _noop, traits=("wire=x",))
     friendli_only = Rule("X-001", Level.MUST, "t", "r", "c", SourceKind.SPEC, _noop,
                          traits=("wire=friendli",))
-    assert friendli_only.applies_to("friendli") and not friendli_only.applies_to("openai")
+    assert friendli_only.applies_to(spec.get_profile("friendli"))
+    assert not friendli_only.applies_to(spec.get_profile("openai"))
 
 
 def test_select_by_id_and_glob_case_insensitively() -> None:

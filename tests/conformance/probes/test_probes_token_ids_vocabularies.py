@@ -23,7 +23,8 @@ def run(server: WordServer) -> RunResult:
         runner, url = await start(server)
         try:
             settings = settings_for(url, "openai")
-            return await execute(settings, CATALOG.select(profile="openai", select=list(RULES)))
+            rules = CATALOG.select(profile=settings.profile, select=list(RULES))
+            return await execute(settings, rules)
         finally:
             await runner.cleanup()
 

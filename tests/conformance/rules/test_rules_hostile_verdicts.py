@@ -110,7 +110,7 @@ async def against(answer: Answer, limits: Limits = LIMITS) -> RunResult:
     port = server.sockets[0].getsockname()[1]
     try:
         settings = settings_for(f"http://127.0.0.1:{port}/v1", "openai", limits=limits)
-        return await execute(settings, CATALOG.select(profile="openai"))
+        return await execute(settings, CATALOG.select(profile=settings.profile))
     finally:
         server.close()
         for task in list(tasks):

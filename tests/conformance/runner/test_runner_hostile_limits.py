@@ -104,7 +104,7 @@ async def against(body: Writer) -> RunResult:
     port = server.sockets[0].getsockname()[1]
     try:
         settings = settings_for(f"http://127.0.0.1:{port}/v1", "openai", limits=LIMITS)
-        return await execute(settings, CATALOG.select(profile="openai", select=["SSE-*"]))
+        return await execute(settings, CATALOG.select(profile=settings.profile, select=["SSE-*"]))
     finally:
         server.close()
         for task in list(tasks):

@@ -4,7 +4,6 @@ plugin: each row's flags must give the same :class:`~conformance.settings.Settin
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -14,9 +13,11 @@ from network_support import TLSKit, loopback_proxy
 
 import conformance.fuzz.cli  # noqa: F401 - imported once: pytester forgets what a test imports
 from conformance.cli import _parser
-from conformance.configure import UsageError, settings_from_target
 from conformance.embedded import EmbeddedMock
+from conformance.errors import UsageError
+from conformance.open_target import open_target
 from conformance.pytest_support import settings_for
+from conformance.resolved_target import resolve_target
 from conformance.settings import Settings
 from conformance.target_options import TARGET_OPTIONS, target_from_args
 
@@ -65,7 +66,8 @@ def target(mock: EmbeddedMock) -> None:
 
 def cli_settings(command: str, argv: list[str]) -> Settings:
     args = _parser().parse_args([command, "--base-url", URL, "--model", "m0", *argv])
-    return asyncio.run(settings_from_target(target_from_args(args)))
+    with open_target(resolve_target(target_from_args(args))) as opened:
+        return opened.settings
 
 
 @pytest.fixture

@@ -1,0 +1,45 @@
+"""What a run of ``conformance run`` or ``conformance fuzz`` leaves behind: the report files
+its flags ask for (``--json``, ``--junit-xml``, ``--html``, ``--markdown`` or
+``$GITHUB_STEP_SUMMARY``), and its exit status, judged against ``--baseline`` when given."""
+
+from __future__ import annotations
+
+import argparse
+import os
+from typing import TextIO
+
+from conformance.compare.baseline import Baseline, exit_code_with, judge_against, outcome_lines
+from conformance.model import RunResult
+
+
+def write_report_files(args: argparse.Namespace, result: RunResult) -> None:
+    """Every report file the flags name; the Markdown summary also where GitHub Actions reads
+    one (appended to ``$GITHUB_STEP_SUMMARY``) when no ``--markdown`` is given."""
+    from conformance.reporting import (
+        summary_destination,
+        write_html,
+        write_json,
+        write_junit,
+        write_markdown,
+    )
+
+    if args.json:
+        write_json(result, args.json)
+    if args.junit_xml:
+        write_junit(result, args.junit_xml)
+    if args.html:
+        write_html(result, args.html)
+    markdown = summary_destination(args.markdown, os.environ)
+    if markdown is not None:
+        write_markdown(result, markdown[0], append=markdown[1])
+
+
+def exit_status(result: RunResult, baseline: Baseline | None, out: TextIO) -> int:
+    """The run's exit status; under a baseline, what it accepts does not count (its verdict
+    on the run is printed: the failures it accepts, those it does not, what no longer fails)."""
+    if baseline is None:
+        return result.exit_code
+    outcome = judge_against(result, baseline)
+    for line in outcome_lines(baseline, outcome):
+        out.write(line + "\n")
+    return exit_code_with(result, outcome)

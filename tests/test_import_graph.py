@@ -1,0 +1,126 @@
+"""No import cycles in the product: every import statement of the four packages (function-level
+and ``TYPE_CHECKING`` ones included, since a deferred import that closes a cycle only hides
+it) makes an edge, and the graph over modules has no cycle.
+
+An edge goes from the importing module to the module it names (``from a.b import c`` names
+``a.b.c`` when that is a module, else ``a.b``); a package's ``__init__`` is the package's own
+node. A package that imports its own modules to have them register (rules, probes, faults) does
+not close a cycle by that: its modules import their siblings, not the package.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGES = ("spec", "reference_engine", "mockserver", "conformance")
+
+
+def _modules() -> dict[str, Path]:
+    modules: dict[str, Path] = {}
+    for package in PACKAGES:
+        for path in sorted((ROOT / package).rglob("*.py")):
+            parts = list(path.relative_to(ROOT).with_suffix("").parts)
+            if parts[-1] == "__init__":
+                parts.pop()
+            modules[".".join(parts)] = path
+    return modules
+
+
+MODULES = _modules()
+
+
+def _known(name: str) -> str | None:
+    """The longest module of the product that ``name`` is or lies in."""
+    while name and name not in MODULES:
+        name = name.rpartition(".")[0]
+    return name or None
+
+
+def _imported(module: str, path: Path) -> set[str]:
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    names: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")[: len(package.split(".")) - (node.level - 1)]
+                base = ".".join([*anchor, *([node.module] if node.module else [])])
+            for alias in node.names:
+                names.add(f"{base}.{alias.name}" if f"{base}.{alias.name}" in MODULES else base)
+    return {found for name in names if (found := _known(name)) and found != module}
+
+
+GRAPH = {module: _imported(module, path) for module, path in MODULES.items()}
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan, iteratively)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+    for root in graph:
+        if root in index:
+            continue
+        work = [(root, iter(sorted(graph[root])))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, edges = work[-1]
+            for target in edges:
+                if target not in index:
+                    index[target] = low[target] = len(index)
+                    stack.append(target)
+                    on_stack.add(target)
+                    work.append((target, iter(sorted(graph[target]))))
+                    break
+                if target in on_stack:
+                    low[node] = min(low[node], index[target])
+            else:
+                work.pop()
+                if work:
+                    parent = work[-1][0]
+                    low[parent] = min(low[parent], low[node])
+                if low[node] == index[node]:
+                    component = []
+                    while True:
+                        member = stack.pop()
+                        on_stack.discard(member)
+                        component.append(member)
+                        if member == node:
+                            break
+                    if len(component) > 1:
+                        found.append(sorted(component))
+    return found
+
+
+def test_the_product_has_no_import_cycle() -> None:
+    assert _cycles(GRAPH) == []
+
+
+def test_the_cycle_finder_finds_a_cycle() -> None:
+    """The test above can fail: a graph with a cycle is reported, one without is not."""
+    assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+    assert _cycles({"a": {"b"}, "b": set()}) == []
+
+
+@pytest.mark.parametrize("module", ["conformance.model.rule", "conformance.model.registry"])
+def test_the_model_imports_nothing_above_it(module: str) -> None:
+    """The rule model is records: it names no module of the harness outside the model."""
+    above = {name for name in GRAPH[module]
+             if name.startswith("conformance.") and not name.startswith("conformance.model")}
+    assert above == set()
+
+
+def test_imports_are_resolved() -> None:
+    """The graph is not empty by a bug: known edges are in it."""
+    assert "conformance.check_context" in GRAPH["conformance.rules.common"]
+    assert "conformance.fuzz.bindings" in GRAPH["conformance.rules.base"]
