@@ -124,3 +124,25 @@ def test_imports_are_resolved() -> None:
     """The graph is not empty by a bug: known edges are in it."""
     assert "conformance.check_context" in GRAPH["conformance.rules.common"]
     assert "conformance.fuzz.bindings" in GRAPH["conformance.rules.base"]
+
+
+LAYERS = {
+    "spec": set(),
+    "reference_engine": set(),
+    "mockserver": {"spec", "reference_engine"},
+    "conformance": {"spec"},
+}
+"""The packages each package may import: the harness tests any server over HTTP and never
+imports the mock or the engine (it starts the mock as a child process); the mock serves the
+contract on the engine; the contract and the engine stand alone."""
+
+
+def test_each_package_imports_only_the_packages_below_it() -> None:
+    crossing = sorted(
+        (module, target)
+        for module, targets in GRAPH.items()
+        for target in targets
+        if target.split(".")[0] != module.split(".")[0]
+        and target.split(".")[0] not in LAYERS[module.split(".")[0]]
+    )
+    assert crossing == []
