@@ -5,12 +5,12 @@ from __future__ import annotations
 import json
 import shutil
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
-from conformance.embedded import EmbeddedMock
+from conformance.embedded import EmbeddedMock, serving_args
 
 
 @pytest.fixture(scope="session")
@@ -36,6 +36,29 @@ def mock() -> Iterator[EmbeddedMock]:
     """The mock server, started once (``python -m mockserver --port 0``), stopped at the end."""
     with EmbeddedMock() as server:
         yield server
+
+
+@pytest.fixture(scope="session")
+def served(mock: EmbeddedMock) -> Iterator[Callable[[str], EmbeddedMock]]:
+    """The mock serving a profile as ``conformance run --profile NAME`` starts it: the
+    session's mock for the profiles its built-in routes answer, else one started with
+    ``mockserver --profile NAME`` (``vllm``: it honours the extensions that profile's probes
+    send, which the built-in ``/v1`` refuses) on first use, stopped at the session's end."""
+    started: dict[str, EmbeddedMock] = {}
+
+    def mock_for(profile: str) -> EmbeddedMock:
+        args = serving_args(profile)
+        if not args:
+            return mock
+        if profile not in started:
+            started[profile] = EmbeddedMock(args).start()
+        return started[profile]
+
+    try:
+        yield mock_for
+    finally:
+        for server in started.values():
+            server.stop()
 
 
 @pytest.fixture(scope="session")

@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 
 import pytest
 from harness_support import FAST_LIMITS, not_passing, run_catalog
 
 import spec
-from conformance.embedded import EmbeddedMock, serving_args
+from conformance.embedded import EmbeddedMock
 from conformance.model import Level, Verdict
 from conformance.model.coverage import dangling_pointers
 from conformance.rules import CATALOG, FUZZ_CHECKS
@@ -46,33 +46,11 @@ def test_each_wire_has_a_profile_of_its_own_name() -> None:
     assert all(spec.get_profile(wire).wire == wire for wire in WIRES)
 
 
-@pytest.fixture(scope="module")
-def serving(mock: EmbeddedMock) -> Iterator[Callable[[str], EmbeddedMock]]:
-    """The mock serving a profile as ``conformance run --profile NAME`` starts it: the
-    session's mock for the profiles its built-in routes answer, else one started with
-    ``mockserver --profile NAME`` (``vllm``) on first use, stopped at the module's end."""
-    started: dict[str, EmbeddedMock] = {}
-
-    def mock_for(profile: str) -> EmbeddedMock:
-        args = serving_args(profile)
-        if not args:
-            return mock
-        if profile not in started:
-            started[profile] = EmbeddedMock(args).start()
-        return started[profile]
-
-    try:
-        yield mock_for
-    finally:
-        for server in started.values():
-            server.stop()
-
-
 @pytest.mark.parametrize("profile", PROFILES)
 def test_the_clean_mock_passes_every_rule(
-    serving: Callable[[str], EmbeddedMock], profile: str
+    served: Callable[[str], EmbeddedMock], profile: str
 ) -> None:
-    result = run_catalog(serving(profile).url_for(profile), profile)
+    result = run_catalog(served(profile).url_for(profile), profile)
     assert not_passing(result) == {}
     skipped = {r.rule.id: r.message for r in result.results if r.verdict is Verdict.SKIP}
     assert all("not claimed" in reason for reason in skipped.values()), skipped
@@ -130,9 +108,9 @@ VLLM_FAULTS = sorted(fault for fault in FAULTS if judged(fault, "vllm")
 
 @pytest.mark.parametrize("fault", VLLM_FAULTS)
 def test_vllm_rules_fail_under_their_faults(
-    serving: Callable[[str], EmbeddedMock], mock_faults: dict[str, dict], fault: str
+    served: Callable[[str], EmbeddedMock], mock_faults: dict[str, dict], fault: str
 ) -> None:
-    check_fault(serving("vllm"), mock_faults, fault, "openai", "vllm")
+    check_fault(served("vllm"), mock_faults, fault, "openai", "vllm")
 
 
 @pytest.mark.parametrize("wire", WIRES)

@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 
 import pytest
 from harness_support import not_passing, run_catalog
 
 import spec
-from conformance.embedded import EmbeddedMock, serving_args
+from conformance.embedded import EmbeddedMock
 
 VARIANTS = [
     line.split("\t", 1)[0]
@@ -39,21 +39,6 @@ def test_the_mock_lists_the_variants_of_issue_37() -> None:
     assert {"finish-on-last-token", "usage-every-chunk", "no-space-after-colon", "crlf",
             "comments", "split-utf8-held", "empty-text-chunks", "null-usage-absent",
             "extra-fields"} <= set(VARIANTS)
-
-
-@pytest.fixture(scope="module")
-def vllm_mock() -> Iterator[EmbeddedMock]:
-    """``mockserver --profile vllm``: the ``vllm`` profile's probes send vLLM's extensions,
-    which the session mock's built-in ``/v1`` refuses."""
-    with EmbeddedMock(serving_args("vllm")) as server:
-        yield server
-
-
-@pytest.fixture
-def served(mock: EmbeddedMock, request: pytest.FixtureRequest
-           ) -> Callable[[str], EmbeddedMock]:
-    """The mock a profile runs against: the vllm one for ``vllm``, else the session's."""
-    return lambda profile: request.getfixturevalue("vllm_mock") if profile == "vllm" else mock
 
 
 def check_variant(served: Callable[[str], EmbeddedMock], variant: str, profile: str) -> None:

@@ -26,7 +26,7 @@ import pytest
 from aiohttp import web
 from harness_support import not_passing, settings_for
 
-from conformance.embedded import EmbeddedMock, serving_args
+from conformance.embedded import EmbeddedMock
 from conformance.rules import CATALOG
 from conformance.runner import execute
 
@@ -164,20 +164,6 @@ SIGNS: dict[str, Callable[[bytes], bool]] = {
     "tokens-held-back": lambda body: re.search(rb'"tokens":\["[^"]*","', body) is not None,
 }
 """Bytes that show the rewrite reached the harness in at least one stream."""
-
-
-@pytest.fixture(scope="module")
-def vllm_mock() -> Any:
-    """``mockserver --profile vllm``: the mock that honours vLLM's extensions, which the
-    ``vllm`` profile's probes send."""
-    with EmbeddedMock(serving_args("vllm")) as server:
-        yield server
-
-
-@pytest.fixture
-def served(mock: EmbeddedMock, vllm_mock: EmbeddedMock) -> Callable[[str], EmbeddedMock]:
-    """The mock a profile is run against: the vllm one for ``vllm``, else the session's."""
-    return lambda profile: vllm_mock if profile == "vllm" else mock
 
 
 def judged(mock: EmbeddedMock, name: str, profile: str) -> dict[str, str]:
