@@ -82,8 +82,8 @@ def _parser() -> argparse.ArgumentParser:
     reports.add_argument("--junit-xml", metavar="FILE", help="write a JUnit XML report")
     reports.add_argument("--html", metavar="FILE", help="write a self-contained HTML report")
     reports.add_argument("--markdown", metavar="FILE",
-                         help="write a Markdown summary (default: appended to "
-                         "$GITHUB_STEP_SUMMARY when that is set, as on GitHub Actions)")
+                         help="write a Markdown summary (it is also appended to "
+                         "$GITHUB_STEP_SUMMARY whenever that is set, as on GitHub Actions)")
     reports.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
     reports.add_argument("-v", "--verbose", action="store_true", help="also list skipped rules")
     from conformance.fuzz.cli import add_parser as add_fuzz_parser
@@ -100,8 +100,8 @@ def _parser() -> argparse.ArgumentParser:
     compare.add_argument("after", metavar="AFTER.json", help="the later report")
     compare.add_argument("--json", metavar="FILE", help="write the diff as JSON")
     compare.add_argument("--markdown", metavar="FILE",
-                         help="write the diff as Markdown (default: appended to "
-                         "$GITHUB_STEP_SUMMARY when that is set)")
+                         help="write the diff as Markdown (it is also appended to "
+                         "$GITHUB_STEP_SUMMARY whenever that is set)")
     accept = commands.add_parser(
         "baseline", help="write the accepted deviations of a report, for run --baseline",
         description="Write the failures of a JSON report as a baseline: YAML entries "
@@ -127,7 +127,7 @@ def _list(args: argparse.Namespace, out: TextIO) -> int:
 def _diff(args: argparse.Namespace, out: TextIO) -> int:
     from conformance.compare import ReportError, diff_reports, load_report
     from conformance.compare.render import write_json, write_markdown, write_text
-    from conformance.reporting import summary_destination
+    from conformance.reporting import summary_destinations
 
     try:
         diff = diff_reports(load_report(args.before), load_report(args.after))
@@ -136,9 +136,8 @@ def _diff(args: argparse.Namespace, out: TextIO) -> int:
     write_text(diff, out)
     if args.json:
         write_json(diff, args.json)
-    markdown = summary_destination(args.markdown, os.environ)
-    if markdown is not None:
-        write_markdown(diff, markdown[0], append=markdown[1])
+    for path, append in summary_destinations(args.markdown, os.environ):
+        write_markdown(diff, path, append=append)
     return diff.exit_code
 
 

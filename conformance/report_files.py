@@ -14,9 +14,9 @@ from conformance.model import RunResult
 
 def write_report_files(args: argparse.Namespace, result: RunResult) -> None:
     """Every report file the flags name; the Markdown summary also where GitHub Actions reads
-    one (appended to ``$GITHUB_STEP_SUMMARY``) when no ``--markdown`` is given."""
+    one (appended to ``$GITHUB_STEP_SUMMARY``) whenever that is set, ``--markdown`` or not."""
     from conformance.reporting import (
-        summary_destination,
+        summary_destinations,
         write_html,
         write_json,
         write_junit,
@@ -29,9 +29,8 @@ def write_report_files(args: argparse.Namespace, result: RunResult) -> None:
         write_junit(result, args.junit_xml)
     if args.html:
         write_html(result, args.html)
-    markdown = summary_destination(args.markdown, os.environ)
-    if markdown is not None:
-        write_markdown(result, markdown[0], append=markdown[1])
+    for path, append in summary_destinations(args.markdown, os.environ):
+        write_markdown(result, path, append=append)
 
 
 def exit_status(result: RunResult, baseline: Baseline | None, out: TextIO) -> int:

@@ -25,6 +25,7 @@ from urllib.parse import urlsplit
 
 import spec
 from conformance.embedded import EmbeddedMock, EmbeddedMockError
+from conformance.reporting.markdown import SUMMARY_VARIABLE
 
 from .reports import ReportError, SavedReport, load_report
 
@@ -81,8 +82,8 @@ def rejudge(path: str | Path, extra: Sequence[str] = ()) -> SavedReport:
                 root = mock.openai_url.rsplit("/v1", 1)[0]
                 done = subprocess.run(
                     [sys.executable, "-m", "conformance", "run", "-q", "--base-url",
-                     root + base_path, *replay_arguments(data), *extra, "--json", str(judged),
-                     "--markdown", os.devnull],  # not $GITHUB_STEP_SUMMARY
+                     root + base_path, *replay_arguments(data), *extra, "--json", str(judged)],
+                    env={**os.environ, SUMMARY_VARIABLE: ""},  # a replay is no CI step
                     capture_output=True, text=True, stdin=subprocess.DEVNULL, check=False)
         except EmbeddedMockError as exc:
             raise ReportError(f"{path}: the replay did not start: {exc}") from None

@@ -102,8 +102,8 @@ def add_parser(commands: argparse._SubParsersAction) -> argparse.ArgumentParser:
     reports.add_argument("--junit-xml", metavar="FILE", help="write a JUnit XML report")
     reports.add_argument("--html", metavar="FILE", help="write an HTML report")
     reports.add_argument("--markdown", metavar="FILE",
-                         help="write a Markdown summary (default: appended to "
-                         "$GITHUB_STEP_SUMMARY when that is set, as on GitHub Actions)")
+                         help="write a Markdown summary (it is also appended to "
+                         "$GITHUB_STEP_SUMMARY whenever that is set, as on GitHub Actions)")
     reports.add_argument("-q", "--quiet", action="store_true",
                          help="no progress on stderr (by default a status line redrawn in place "
                          "on a terminal, one line per phase otherwise)")

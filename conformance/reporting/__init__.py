@@ -4,7 +4,7 @@ from .console import summary_table, write_console
 from .html_report import html_report, write_html
 from .json_report import report_json, report_schema, write_json
 from .junit import junit_xml, write_junit
-from .markdown import markdown_summary, summary_destination, write_markdown
+from .markdown import markdown_summary, summary_destinations, write_markdown
 from .progress import ConsoleProgress
 
 __all__ = [
@@ -14,7 +14,7 @@ __all__ = [
     "markdown_summary",
     "report_json",
     "report_schema",
-    "summary_destination",
+    "summary_destinations",
     "summary_table",
     "write_console",
     "write_html",

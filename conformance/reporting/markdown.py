@@ -3,8 +3,8 @@
 The verdict, the coverage, the table by area, then every FAIL, NON_STRICT and ERROR with its
 rule and one line, and each such rule's first finding (Expected / Actual, the evidence and the
 curl command that reproduces it) folded in a ``<details>`` block. ``conformance run`` and
-``conformance fuzz`` write it with ``--markdown FILE``, or, without the flag, append it to
-``$GITHUB_STEP_SUMMARY`` when that is set (GitHub's convention: each step appends).
+``conformance fuzz`` write it with ``--markdown FILE``, and append it to
+``$GITHUB_STEP_SUMMARY`` whenever that is set (GitHub's convention: each step appends).
 
 What a server sent (messages quote it) is text, never markup: table cells and summaries escape
 Markdown and HTML (``|``, backticks, ``<``, ``$``...), findings and commands go in fenced blocks
@@ -193,14 +193,17 @@ def markdown_summary(result: RunResult, *, max_bytes: int = MAX_BYTES) -> str:
     return "\n".join(lines).rstrip("\n") + "\n"
 
 
-def summary_destination(path: str | None, environ: Mapping[str, str]
-                        ) -> tuple[Path, bool] | None:
-    """Where the summary goes and whether it is appended: ``--markdown FILE`` (written), else
-    ``$GITHUB_STEP_SUMMARY`` (appended, as GitHub expects), else nowhere."""
-    if path:
-        return Path(path), False
+def summary_destinations(path: str | None, environ: Mapping[str, str]
+                         ) -> tuple[tuple[Path, bool], ...]:
+    """Where the summary goes, each with whether it is appended: ``--markdown FILE``
+    (written), and ``$GITHUB_STEP_SUMMARY`` whenever that is set and not empty (appended, as
+    GitHub expects; empty opts out), so a job keeping the file as an artifact still has its
+    job summary. ``--markdown`` naming the step summary itself appends it once."""
     step = environ.get(SUMMARY_VARIABLE)
-    return (Path(step), True) if step else None
+    destinations = [(Path(step), True)] if step else []
+    if path and not (step and Path(path).resolve() == Path(step).resolve()):
+        destinations.insert(0, (Path(path), False))
+    return tuple(destinations)
 
 
 def write_markdown(result: RunResult, path: str | Path, *, append: bool = False) -> None:

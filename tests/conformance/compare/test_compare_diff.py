@@ -143,6 +143,12 @@ def test_the_diff_as_json_and_markdown(mock_reports: dict[str, str], tmp_path: P
     text = summary.read_text()
     assert "## Conformance diff: regressed" in text and "| USAGE-005 | PASS -> FAIL |" in text
     assert "<details><summary>USAGE-005: reproduce</summary>" in text
+    own = tmp_path / "diff.md"  # a file kept as an artifact: the job summary gets it too
+    status, _, _ = cli("diff", mock_reports["clean"], mock_reports["fault"],
+                       "--markdown", str(own))
+    assert status == 1
+    assert "\n" + own.read_text() == text  # appended after a blank line, as each step does
+    assert summary.read_text() == text + text
 
 
 def test_lab_recordings_compare_too() -> None:

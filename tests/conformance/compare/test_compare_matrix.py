@@ -102,12 +102,18 @@ def test_a_report_that_is_no_report_is_exit_2(tmp_path: Path) -> None:
     assert status == 2 and "2 --label for 1 reports" in err
 
 
-def test_the_lab_recordings_judged_again_give_the_compatibility_table(tmp_path: Path) -> None:
+def test_the_lab_recordings_judged_again_give_the_compatibility_table(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """``conformance matrix --replay`` over lab recordings writes the table of
-    ``docs/compatibility.md`` (two recordings here; ``lab/run verdicts`` writes all)."""
+    ``docs/compatibility.md`` (two recordings here; ``lab/run verdicts`` writes all); the runs
+    that judge the replays leave the job's step summary alone."""
+    step = tmp_path / "step_summary.md"
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(step))
     names = ["litellm-openai", "vllm-vllm"]
     status, out, err = cli("matrix", "--replay", *(str(LAB / f"{n}.json") for n in names))
     assert status == 0, err
+    assert not step.exists()
     docs = rows(COMPATIBILITY.read_text(encoding="utf-8"))
     header = next(line for line in COMPATIBILITY.read_text().splitlines()
                   if line.startswith("| rule |"))

@@ -1,6 +1,6 @@
 """The Markdown summary a CI job page shows (issue 34): the verdict, coverage, the table by
 area and every failure with its curl folded, whatever the server sent, within GitHub's size
-limit; ``--markdown FILE`` or ``$GITHUB_STEP_SUMMARY`` (appended)."""
+limit; ``--markdown FILE``, and ``$GITHUB_STEP_SUMMARY`` (appended) whenever that is set."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from harness_support import run_catalog
 from conformance.cli import main
 from conformance.embedded import EmbeddedMock
 from conformance.model import Finding, RuleResult, RunResult, RunStats, Target, Verdict
-from conformance.reporting import markdown_summary, summary_destination
+from conformance.reporting import markdown_summary, summary_destinations
 from conformance.reporting.markdown import MAX_BYTES, fenced, inline
 from conformance.rules import CATALOG
 
@@ -113,15 +113,22 @@ def test_the_summary_stays_under_github_s_limit() -> None:
     assert "Not shown here" in text and "the JSON report (--json) has them all" in text
 
 
-def test_the_destination_is_the_flag_else_the_step_summary() -> None:
+def test_the_summary_goes_to_the_flag_and_to_the_step_summary_whenever_set() -> None:
+    """``--markdown`` is written and the step summary appended, each alone or both; an empty
+    ``$GITHUB_STEP_SUMMARY`` opts out; the flag naming the step summary appends it once."""
     environ = {"GITHUB_STEP_SUMMARY": "/gh/summary.md"}
-    assert summary_destination("out.md", environ) == (Path("out.md"), False)
-    assert summary_destination(None, environ) == (Path("/gh/summary.md"), True)
-    assert summary_destination(None, {}) is None
-    assert summary_destination(None, {"GITHUB_STEP_SUMMARY": ""}) is None
+    step = (Path("/gh/summary.md"), True)
+    assert summary_destinations("out.md", environ) == ((Path("out.md"), False), step)
+    assert summary_destinations(None, environ) == (step,)
+    assert summary_destinations("out.md", {}) == ((Path("out.md"), False),)
+    assert summary_destinations(None, {}) == ()
+    assert summary_destinations(None, {"GITHUB_STEP_SUMMARY": ""}) == ()
+    assert summary_destinations("out.md", {"GITHUB_STEP_SUMMARY": ""}) == (
+        (Path("out.md"), False),)
+    assert summary_destinations("/gh/../gh/summary.md", environ) == (step,)
 
 
-def test_run_writes_the_file_or_appends_to_the_step_summary(
+def test_run_writes_the_file_and_appends_to_the_step_summary_either_way(
     mock: EmbeddedMock, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     step = tmp_path / "step_summary.md"
@@ -132,15 +139,16 @@ def test_run_writes_the_file_or_appends_to_the_step_summary(
     own = tmp_path / "summary.md"
     status, _, err = cli(*args, "--markdown", str(own))
     assert status == 1, err
-    assert step.read_text(encoding="utf-8") == "# an earlier step\n"  # a file given: only it
-    assert own.read_text(encoding="utf-8").startswith("## completions conformance: ❌ FAILED")
-    for _ in range(2):
-        status, _, err = cli(*args)
-        assert status == 1, err
+    written = own.read_text(encoding="utf-8")
+    assert written.startswith("## completions conformance: ❌ FAILED")
+    assert step.read_text(encoding="utf-8") == "# an earlier step\n\n" + written  # the job too
+    status, _, err = cli(*args)  # no file given: the step summary alone
+    assert status == 1, err
     summary = step.read_text(encoding="utf-8")
     assert summary.startswith("# an earlier step\n")
     assert summary.count("## completions conformance: ❌ FAILED") == 2
     assert summary.count("`USAGE-001`") == 2 and "usage-total-wrong" not in summary
+    assert own.read_text(encoding="utf-8") == written
 
 
 def test_fuzz_appends_its_summary_with_the_seed(
