@@ -65,7 +65,7 @@ SCRIPT = """
 var f=document.getElementById('filters');if(!f)return;f.hidden=false;
 function apply(){var on={};f.querySelectorAll('input[name=verdict]').forEach(function(c){
 on[c.value]=c.checked});var area=f.elements.area.value;
-document.querySelectorAll('section.area').forEach(function(s){var any=false;
+document.querySelectorAll('section.rules').forEach(function(s){var any=false;
 s.querySelectorAll('details.rule').forEach(function(e){
 var show=on[e.dataset.verdict]&&(!area||e.dataset.area===area);e.hidden=!show;any=any||show});
 s.hidden=!any});}

@@ -3,10 +3,12 @@
 Nothing is loaded from elsewhere (no font, stylesheet, script or image URL), so it opens from
 ``file://`` offline. From the top: the verdict, what was tested and how (target, profile, date,
 tool version, options, coverage), the latency charts (:mod:`.charts`), a grid of every rule by
-area, each cell coloured by its verdict and linking to the rule's entry; then the entries by
-area, each with its requirement, source, every finding (Expected / Actual / path / evidence /
-curl) and the exchanges it judged (:mod:`.html_exchanges`); then every recorded exchange.
-Failing entries are open; a few lines of script (:mod:`.html_assets`) add the filters.
+area, each cell coloured by its verdict and linking to the rule's entry; then the entries,
+what went wrong first (every FAIL, then ERROR, then NON_STRICT, so a failure never sits among
+seventy passes) and the rest by area, each with its requirement, source, every finding
+(Expected / Actual / path / evidence / curl) and the exchanges it judged
+(:mod:`.html_exchanges`); then every recorded exchange. Failing entries are open; a few lines
+of script (:mod:`.html_assets`) add the filters.
 """
 
 from __future__ import annotations
@@ -27,6 +29,9 @@ from .text import refused_line, search_lines, show
 
 OPEN = (Verdict.FAIL, Verdict.NON_STRICT, Verdict.ERROR)
 """Verdicts whose entries start open, with their exchanges shown in place."""
+LEADING = (Verdict.FAIL, Verdict.ERROR, Verdict.NON_STRICT)
+"""Verdicts whose entries lead the list, in this order (each in catalog order), before the
+rest by area."""
 
 
 def _badge(verdict: str, text: str | None = None, *, css: str = "badge") -> str:
@@ -194,6 +199,39 @@ def _entry(item: RuleResult, result: RunResult, anchors: Mapping[str, str]) -> s
     )
 
 
+def _leading(areas: Mapping[str, list[RuleResult]]) -> list[RuleResult]:
+    """The entries that lead the list: every FAIL, then ERROR, then NON_STRICT, each group in
+    catalog order (by area)."""
+    items = [item for group in areas.values() for item in group if item.verdict in LEADING]
+    return sorted(items, key=lambda item: LEADING.index(item.verdict))  # stable: catalog order
+
+
+def _rules(areas: Mapping[str, list[RuleResult]], result: RunResult,
+           anchors: Mapping[str, str]) -> list[str]:
+    """The rule list: a section of what went wrong (none when nothing did), then a section per
+    area with the rest, which names and links its rules listed above (the grid's row heads
+    lead to these sections). Every section is ``section.rules``, which the filters hide when
+    they leave it empty."""
+    parts: list[str] = []
+    leading = _leading(areas)
+    if leading:
+        parts.append(f'<section class="rules" id="went-wrong"><h3>What went wrong ({len(leading)})'
+                     "</h3>")
+        parts.extend(_entry(item, result, anchors) for item in leading)
+        parts.append("</section>")
+    for area, items in areas.items():
+        parts.append(f'<section class="rules" id="area-{escape(area)}"><h3>{escape(area)}</h3>')
+        above = [item for item in items if item.verdict in LEADING]
+        if above:
+            links = ", ".join(f'{_badge(item.verdict.value)} <a href="#{escape(item.rule.id)}">'
+                              f"{escape(item.rule.id)}</a>" for item in above)
+            parts.append(f'<p class="note">Listed above: {links}</p>')
+        parts.extend(_entry(item, result, anchors) for item in items
+                     if item.verdict not in LEADING)
+        parts.append("</section>")
+    return parts
+
+
 def html_report(result: RunResult, *, written: datetime.datetime | None = None) -> str:
     """The whole page; ``written`` (default now) dates a report whose exchanges carry no time."""
     written = written or datetime.datetime.now(datetime.timezone.utc)
@@ -220,11 +258,8 @@ def html_report(result: RunResult, *, written: datetime.datetime | None = None) 
         "</div>",
         f"<h2>Rules ({len(result.results)})</h2>",
         _filters(areas),
+        *_rules(areas, result, anchors),
     ]
-    for area, items in areas.items():
-        parts.append(f'<section class="area" id="area-{escape(area)}"><h3>{escape(area)}</h3>')
-        parts.extend(_entry(item, result, anchors) for item in items)
-        parts.append("</section>")
     if result.exchanges:
         parts.append(f'<section id="exchanges"><h2>Exchanges ({len(result.exchanges)})</h2>')
         parts.extend(exchange_html(label, exchange, anchor=anchors[label])

@@ -21,7 +21,7 @@ from html_support import Page, read_page
 
 from conformance.cli import main
 from conformance.embedded import EmbeddedMock
-from conformance.model import RunResult, Verdict
+from conformance.model import Finding, RunResult, Verdict
 from conformance.reporting import html_report
 from conformance.reporting.html_exchanges import BODY_LIMIT, EVENT_LIMIT, exchange_html
 from conformance.reporting.json_report import VERSION
@@ -79,6 +79,55 @@ def test_the_report_of_three_faults_is_one_file_whose_cells_lead_to_their_rules(
     assert_grid_leads_to_entries(page, failing)
     assert {c.attrs["href"] for c in page.by_class("a", "cell") if "FAIL" in c.classes} >= {
         "#USAGE-001", "#FINISH-004"}
+
+
+def listed(page: Page) -> list[str]:
+    """The rule entries' IDs in the order the page lists them."""
+    return [str(tag.attrs["id"]) for tag in page.by_class("details", "rule")]
+
+
+def catalog_order(result: RunResult) -> list[str]:
+    """The rules by area, as the grid shows them."""
+    return [item.rule.id for area in sorted({i.area for i in result.results})
+            for item in result.results if item.area == area]
+
+
+def test_the_list_leads_with_fail_then_error_then_non_strict(clean: RunResult) -> None:
+    """A FAIL late in the catalog comes first in the list, then ERROR, then NON_STRICT, each
+    in catalog order, then the rest in catalog order; the grid keeps catalog order, and the
+    area a leading rule was taken from names it and links to it."""
+    order = catalog_order(clean)
+    wanted = {order[-1]: Verdict.FAIL, order[5]: Verdict.NON_STRICT, order[3]: Verdict.FAIL,
+              order[-2]: Verdict.ERROR, order[0]: Verdict.NON_STRICT}
+    results = tuple(
+        dataclasses.replace(item, verdict=wanted[item.rule.id], message="broken",
+                            finding=Finding("broken"))
+        if item.rule.id in wanted else item for item in clean.results)
+    result = dataclasses.replace(clean, results=results)
+    page = assert_self_contained(html_report(result))
+    assert_grid_leads_to_entries(page, result)
+    leading = [order[3], order[-1], order[-2], order[0], order[5]]
+    assert listed(page) == leading + [i for i in order if i not in wanted]
+    assert "What went wrong (5)" in page.text["went-wrong"]
+    last = next(item for item in clean.results if item.rule.id == order[-1])
+    links = [t.attrs["href"] for t in page.inner[f"area-{last.area}"] if t.name == "a"]
+    assert f"#{order[-1]}" in links and f"#{order[-2]}" in links
+
+
+def test_a_clean_list_keeps_catalog_order(clean: RunResult) -> None:
+    page = read_page(html_report(clean))
+    assert listed(page) == catalog_order(clean) and "went-wrong" not in page.ids
+
+
+def test_the_mock_s_faults_lead_the_list_of_a_real_run(failing: RunResult) -> None:
+    verdict = {item.rule.id: item.verdict for item in failing.results}
+    order = catalog_order(failing)
+    groups = [[rule for rule in order if verdict[rule] is v]
+              for v in (Verdict.FAIL, Verdict.ERROR, Verdict.NON_STRICT)]
+    assert groups[0]
+    leading = [rule for group in groups for rule in group]
+    assert listed(read_page(html_report(failing))) == leading + [
+        rule for rule in order if rule not in leading]
 
 
 def test_a_fail_entry_is_open_with_its_finding_and_exchange(failing: RunResult) -> None:
