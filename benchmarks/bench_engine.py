@@ -1,7 +1,7 @@
 """Reference engine benchmark: tokens/s per sampling path, load time and resident memory.
 
 Run: ``python benchmarks/bench_engine.py [--tokens N]``. Prints a Markdown table for the
-README's performance section. Targets (issue 11, the 2-core machine, one stream):
+performance page (``docs/performance.md``). Targets (issue 11, the 2-core machine, one stream):
 >= 50,000 tokens/s at temperature 1; >= 30,000 at temperature 0.8 and at top_p 0.9;
 >= 10,000 with every processor on; greedy >= 100,000; load < 0.5 s, engine memory < 100 MB.
 Not a test: timings belong in benchmarks, not in CI.

@@ -9,7 +9,8 @@ request's real usage (prompt + completion tokens) is taken once it is known, so 
 negative and hold later requests back. A refused request gets 429 (``rate_limit_error``) with
 ``Retry-After``; every admitted or refused request gets the ``x-ratelimit-*`` headers.
 
-Limits are per process: with ``--workers N`` each worker has its own buckets (see the README).
+Limits are per process: with ``--workers N`` each worker has its own buckets
+(``mockserver/README.md``, "Scaling out").
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""lm-eval itself against the mock (opt-in: ``pytest -m lm_eval -n 0``): the README's command.
+"""lm-eval itself against the mock (opt-in: ``pytest -m lm_eval -n 0``), as docs/lm-eval runs it.
 
 Exports the tokenizer, starts the mock, and runs lm-eval's ``local-completions`` on the two
 local tasks of ``docs/lm-eval/`` twice, offline (``HF_*_OFFLINE``, a fresh Hugging Face cache).
