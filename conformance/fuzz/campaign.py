@@ -11,7 +11,9 @@ a child's argv; and the exit status says findings (1) apart from a run that coul
 (2). The engine does the rest: the examples, coverage and fuzzing phases, positive and negative
 generation, worker threads, and a seed that replays the run exactly (unless an example
 database is kept, ``--example-db`` / ``--keep-examples``: it replays earlier runs' examples
-first, and what it holds changes what a seed finds).
+first, and what it holds changes what a seed finds). With a database, the failures earlier runs
+found are sent again before the search (:mod:`conformance.fuzz.replay`), and this run's are
+kept for the next.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from pathlib import Path
 
 import requests
 import schemathesis
+from hypothesis.database import DirectoryBasedExampleDatabase, ExampleDatabase
 from schemathesis.config import SchemathesisConfig
 from schemathesis.engine import StopReason, events, from_schema
 
@@ -34,15 +37,18 @@ from conformance.settings import MAX_EVENTS, Settings
 from conformance.transport import redact_url
 
 from . import stream as _stream  # noqa: F401 - registers the text/event-stream deserializer
+from .bodies import cap
 from .checks import FuzzRun, attach, detach, select_rules
 from .config import BUILTIN_CHECKS, TESTING_PHASES, FuzzConfig, FuzzResult
 from .constants import no_local_constants
 from .document import fuzz_document, relative_path, without_examples
+from .example_db import ScopedDatabase, search_scope, use_database
 from .findings import FindingCollector, RuleOf
 from .guard import BudgetSpent, NetworkFailure, RequestGuard
 from .hooks import install
 from .produced import Produced, ask
 from .progress import Live, Messages, Reporter, Tally
+from .replay import Replay, replay_failures, save_findings, stored_failures
 from .shrink_findings import shrink_findings
 from .storage import default_example_db, hypothesis_dir, hypothesis_home, user_cache_dir
 from .transport import GuardedOpenApiSchema, guard_schema
@@ -59,7 +65,7 @@ SHRINK_RESERVE_FROM = 10.0
 
 
 def _config(settings: Settings, config: FuzzConfig, seed: int, checks: list[str], *,
-            database: Path | None) -> SchemathesisConfig:
+            database: bool) -> SchemathesisConfig:
     """The run's schemathesis configuration, in the keys of ``schemathesis.toml``."""
     phases = {name: {"enabled": name in config.phases}
               for name in ("examples", "coverage", "fuzzing", "stateful")}
@@ -81,7 +87,8 @@ def _config(settings: Settings, config: FuzzConfig, seed: int, checks: list[str]
             "mode": config.mode,
             "max-examples": config.max_examples,
             "no-shrink": not config.shrink,
-            "database": "none" if database is None else str(database),
+            # the database object itself is given to the schema (:func:`use_database`)
+            "database": ":memory:" if database else "none",
         },
     }
     if config.time_budget:
@@ -104,13 +111,16 @@ def fuzz(settings: Settings, config: FuzzConfig, *, progress: Reporter | Progres
     cache = config.cache_dir or user_cache_dir(os.environ, platform=sys.platform,
                                                home=Path.home())
     home = hypothesis_dir(cache)
-    database = (config.example_db or default_example_db(home)) if config.keep_examples else None
+    database: ExampleDatabase | None = None
+    if config.keep_examples:
+        where = config.example_db if config.example_db is not None else default_example_db(home)
+        database = DirectoryBasedExampleDatabase(where) if isinstance(where, Path) else where
     with hypothesis_home(home), no_local_constants():
         return _fuzz(settings, config, report, database=database)
 
 
-def _fuzz(settings: Settings, config: FuzzConfig, report: Reporter, *, database: Path | None
-          ) -> FuzzResult:
+def _fuzz(settings: Settings, config: FuzzConfig, report: Reporter, *,
+          database: ExampleDatabase | None) -> FuzzResult:
     seed = config.seed if config.seed is not None else secrets.randbits(32)
     rules = select_rules(settings, strict=config.strict, select=list(config.select),
                          deselect=list(config.deselect))
@@ -138,17 +148,23 @@ def _fuzz(settings: Settings, config: FuzzConfig, report: Reporter, *, database:
     run = FuzzRun(settings=settings, rules=rules, caps=config.caps, operations=operations,
                   produced=_first_greedy(settings, config, guard, operations,
                                          _config(settings, config, seed, checks,
-                                                 database=None)))
+                                                 database=False)))
+    search_db = (None if database is None else
+                 ScopedDatabase(database, search_scope(settings.profile.name, config.mode)))
     with worker_crashes(result.errors):  # a worker that dies is an error, not a PASS
         try:
+            if database is not None:
+                _replay(database, _config(settings, config, seed, checks, database=False),
+                        checks, guard, run, collector, live, schemas, rule_of)
             for document, phases in _passes(settings.profile.name, config.phases):
                 left = None if config.time_budget is None else _search_left(
                     config.time_budget, time.monotonic() - started)
                 if guard.spent or (left is not None and left < 1):
                     break
                 st_config = _config(settings, replace(config, phases=phases, time_budget=left),
-                                    seed, checks, database=database)
-                _run_pass(document, st_config, guard, run, result, collector, live, schemas)
+                                    seed, checks, database=search_db is not None)
+                _run_pass(document, st_config, guard, run, result, collector, live, schemas,
+                          database=search_db)
             # what the run cut short, before shrinking adds cuts of its own candidates
             collector.add_network(list(guard.network_failures))
             live.tally.findings = len(collector.findings())
@@ -159,6 +175,8 @@ def _fuzz(settings: Settings, config: FuzzConfig, report: Reporter, *, database:
                 detach(schema)
             report.end()
     result.findings = collector.findings()
+    if database is not None:
+        _keep_failures(database, settings.profile.name, result)
     result.judged = dict(run.judged)
     result.ttft_seconds, result.itl_seconds = tuple(run.latency.ttft), tuple(run.latency.gaps)
     result.requests, result.retried = guard.sent, guard.retried
@@ -225,15 +243,62 @@ def _passes(profile_name: str, phases: tuple[str, ...]
     return passes
 
 
-def _run_pass(document: dict[str, object], st_config: SchemathesisConfig, guard: RequestGuard,
-              run: FuzzRun, result: FuzzResult, collector: FindingCollector, live: Live,
-              schemas: list[GuardedOpenApiSchema]) -> None:
-    """One engine run. Its schema stays attached to ``run`` (shrinking resends its cases) and
-    is added to ``schemas``, which the caller detaches at the end."""
+def _run_schema(document: dict[str, object], st_config: SchemathesisConfig,
+                guard: RequestGuard, run: FuzzRun, schemas: list[GuardedOpenApiSchema]
+                ) -> GuardedOpenApiSchema:
+    """A schema of ``document`` whose requests go through ``guard``, judged for ``run``
+    (attached, the hooks installed), added to ``schemas``, which the caller detaches."""
     schema = guard_schema(schemathesis.openapi.from_dict(document, config=st_config), guard)
     attach(schema, run)
     schemas.append(schema)
     install(schema)
+    return schema
+
+
+def _replay(database: ExampleDatabase, st_config: SchemathesisConfig, checks: list[str],
+            guard: RequestGuard, run: FuzzRun, collector: FindingCollector, live: Live,
+            schemas: list[GuardedOpenApiSchema], rule_of: RuleOf) -> None:
+    """Send again the failures earlier runs kept that the run's ``checks`` judge
+    (:mod:`conformance.fuzz.replay`)."""
+    settings = run.settings
+    stored = stored_failures(database, settings.profile.name, list(run.operations),
+                             frozenset(checks))
+    if not stored:
+        return
+    live.enter("replay")
+    kept = f"{len(stored)} failure{'s' if len(stored) != 1 else ''} earlier runs kept"
+    live.report.message(f"sending again the {kept}")
+    schema = _run_schema(without_examples(fuzz_document(settings.profile.name)), st_config,
+                         guard, run, schemas)
+    friendli = settings.profile.wire == "friendli"
+    replay = Replay(schema=schema, headers=dict(settings.request_headers()),
+                    prepare=lambda body: cap(body, run.caps, friendli=friendli), guard=guard,
+                    collector=collector, rule_of=rule_of)
+    try:
+        again = replay_failures(database, stored, replay)
+    except BudgetSpent as spent:
+        live.report.message(f"{spent} while replaying kept failures")
+        return
+    live.tally.findings = len(collector.findings())
+    live.report.message(f"{again} of the {kept} failed again")
+
+
+def _keep_failures(database: ExampleDatabase, profile: str, result: FuzzResult) -> None:
+    """Save the run's findings for the next runs; a database that fails is a run error."""
+    try:
+        save_findings(database, profile, result.findings)
+    except Exception as exc:  # any database's own errors (OSError, redis.RedisError, ...)
+        result.errors.append(f"example database: {type(exc).__name__}: {exc}")
+
+
+def _run_pass(document: dict[str, object], st_config: SchemathesisConfig, guard: RequestGuard,
+              run: FuzzRun, result: FuzzResult, collector: FindingCollector, live: Live,
+              schemas: list[GuardedOpenApiSchema], *, database: ExampleDatabase | None) -> None:
+    """One engine run, its examples kept in ``database`` (None: none kept). Its schema stays
+    attached to ``run`` (shrinking resends its cases)."""
+    schema = _run_schema(document, st_config, guard, run, schemas)
+    if database is not None:
+        use_database(schema.config, database)
     stream = from_schema(schema).execute()
     guard.on_spent = stream.stop
     for event in stream:

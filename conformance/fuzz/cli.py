@@ -15,6 +15,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import TextIO
 
+from hypothesis.database import ExampleDatabase
+
 from conformance.compare.baseline import baseline_option
 from conformance.errors import HarnessError, UsageError
 from conformance.open_target import open_target
@@ -27,6 +29,7 @@ from conformance.target_options import add_target_arguments, target_from_args
 from .bodies import Caps
 from .campaign import fuzz
 from .config import FuzzConfig, FuzzResult
+from .example_db import close_database, example_db_location, open_redis
 from .progress import reporter
 from .results import run_result
 
@@ -80,10 +83,13 @@ def add_parser(commands: argparse._SubParsersAction) -> argparse.ArgumentParser:
                         help="leave out these rule IDs or globs, comma-separated")
     database = search.add_mutually_exclusive_group()
     database.add_argument(
-        "--example-db", metavar="DIR",
-        help="keep hypothesis' example database in DIR: the examples that failed, and those the "
-        "search steered towards, which the next run replays first (then a --seed no longer "
-        "replays a run exactly; default: no database)")
+        "--example-db", metavar="DIR|URL",
+        help="keep the example database in the folder DIR, or in the Redis database at "
+        "redis://HOST:PORT/N, which every shard of a CI matrix and every later run share "
+        "(needs pip install 'completions-conformance[redis]'; the server must answer at the "
+        "start): the failures found, which the next run sends again first, and the examples "
+        "the search steered towards (then a --seed no longer replays a run exactly; default: "
+        "no database)")
     database.add_argument(
         "--keep-examples", action="store_true",
         help="keep the example database in the user's cache directory "
@@ -125,9 +131,7 @@ def fuzz_config(args: argparse.Namespace) -> FuzzConfig:
     unknown = sorted(set(phases) - set(PHASES))
     if unknown or not phases:
         raise UsageError(f"--phases takes {', '.join(PHASES)}; got {args.phases!r}")
-    example_db = Path(args.example_db) if args.example_db else None
-    if example_db is not None and example_db.exists() and not example_db.is_dir():
-        raise UsageError(f"--example-db must be a directory, got the file {args.example_db!r}")
+    example_db = _example_db(args.example_db) if args.example_db else None
     return FuzzConfig(
         max_examples=args.max_examples, seed=args.seed, workers=args.concurrency,
         caps=Caps(max_tokens=args.max_tokens), time_budget=args.time_budget,
@@ -138,14 +142,25 @@ def fuzz_config(args: argparse.Namespace) -> FuzzConfig:
     )
 
 
+def _example_db(value: str) -> Path | ExampleDatabase:
+    """``--example-db``'s folder, or its Redis database once the server answered
+    (:mod:`conformance.fuzz.example_db`; a :class:`HarnessError` when it does not)."""
+    location = example_db_location(value)
+    return location if isinstance(location, Path) else open_redis(location)
+
+
 def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     target = resolve_target(target_from_args(args), embedded=not args.base_url)
-    config = fuzz_config(args)  # every flag is checked before a mock is started for them
     baseline = baseline_option(args.baseline)
+    # every flag is checked before a mock is started for them (a Redis database opened last)
+    config = fuzz_config(args)
     progress = reporter(err, quiet=args.quiet)
-    with open_target(target, announce=progress.message) as opened:
-        started_at = datetime.now(timezone.utc)
-        result = fuzz(opened.settings, config, progress=progress)
+    try:
+        with open_target(target, announce=progress.message) as opened:
+            started_at = datetime.now(timezone.utc)
+            result = fuzz(opened.settings, config, progress=progress)
+    finally:
+        close_database(config.example_db)
     _check_reachable(result)
     report = dataclasses.replace(
         run_result(result, opened.settings, strict=config.strict, embedded=opened.embedded),

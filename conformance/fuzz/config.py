@@ -7,6 +7,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
+from hypothesis.database import ExampleDatabase
+
 from conformance.transport import DIRECT, Network
 
 from .bodies import Caps
@@ -47,8 +49,10 @@ class FuzzConfig:
     shrink: bool = True
     cache_dir: Path | None = None
     """Where hypothesis keeps its files (:mod:`.storage`); None: the user's cache directory."""
-    example_db: Path | None = None
-    """The example database; None: ``examples`` under hypothesis' directory in ``cache_dir``."""
+    example_db: Path | ExampleDatabase | None = None
+    """The example database: a folder, or any hypothesis database (the command line's
+    ``redis://`` URL is a ``RedisExampleDatabase``); None: ``examples`` under hypothesis'
+    directory in ``cache_dir``."""
     keep_examples: bool = False
     """True: keep an example database, which replays earlier runs' examples first. Off by
     default: with one, two runs of the same seed found a fault and then missed it."""

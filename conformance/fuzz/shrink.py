@@ -32,7 +32,7 @@ import schemathesis
 from hypothesis import HealthCheck, Phase, Verbosity
 from hypothesis import strategies as st
 from hypothesis.database import InMemoryExampleDatabase, choices_to_bytes
-from schemathesis.checks import CHECKS, load_all_checks
+from schemathesis.checks import CHECKS, CheckFunction, load_all_checks
 from schemathesis.core.failures import Failure, FailureGroup
 
 from spec import JSON
@@ -158,34 +158,51 @@ def shrink_case(case: schemathesis.Case, *, check: str, key: str, headers: dict[
     ``prepare`` bounds each candidate before it is sent (the run's caps: dropping ``max_tokens``
     must not hand generation back to the server's default).
     """
+    check_function = case_check(check)
+    if check_function is None or not isinstance(case.body, (dict, list, str)):
+        return Best()  # a run-level check, or a body with nothing to take away
+    best = Best()
+
+    def fails_the_same_way(candidate: schemathesis.Case) -> bool:
+        failed = same_failure(candidate, check_function, check=check, key=key, headers=headers)
+        if failed is None:
+            return False
+        best.case, (best.response, best.failure) = candidate, failed
+        return True
+
+    best.requests = _search(case, fails_the_same_way, prepare, max_requests)
+    return best
+
+
+def case_check(check: str) -> CheckFunction | None:
+    """The registered check named ``check`` that judges one case; None for a run-level check
+    (a class) or a name no check has."""
     load_all_checks()
     try:
         registered = CHECKS.get_one(check)
     except KeyError:
-        return Best()
-    if isinstance(registered, type) or not isinstance(case.body, (dict, list, str)):
-        return Best()  # a run-level check, or a body with nothing to take away
-    check_function = registered
-    best = Best()
+        return None
+    return None if isinstance(registered, type) else registered
 
-    def fails_the_same_way(candidate: schemathesis.Case) -> bool:
-        response = candidate.call(headers=headers)
-        try:
-            candidate.validate_response(response, checks=[check_function], headers=headers)
-        except FailureGroup as group:
-            failures: tuple[Failure, ...] = tuple(group.exceptions)
-        except Failure as single:
-            failures = (single,)
-        else:
-            return False
-        for failure in failures:
-            if failure_key(check, failure) == key:
-                best.case, best.response, best.failure = candidate, response, failure
-                return True
-        return False
 
-    best.requests = _search(case, fails_the_same_way, prepare, max_requests)
-    return best
+def same_failure(case: schemathesis.Case, check_function: CheckFunction, *, check: str,
+                 key: str, headers: dict[str, str]
+                 ) -> tuple[schemathesis.Response, Failure] | None:
+    """Send ``case`` and judge its answer with ``check_function``: the response and the
+    failure when it fails ``check`` with ``key`` (:func:`failure_key`), else None."""
+    response = case.call(headers=headers)
+    try:
+        case.validate_response(response, checks=[check_function], headers=headers)
+    except FailureGroup as group:
+        failures: tuple[Failure, ...] = tuple(group.exceptions)
+    except Failure as single:
+        failures = (single,)
+    else:
+        return None
+    for failure in failures:
+        if failure_key(check, failure) == key:
+            return response, failure
+    return None
 
 
 def shrink_cut(case: schemathesis.Case, *, kind: str, headers: dict[str, str],

@@ -1,7 +1,8 @@
 """Where a fuzz run keeps hypothesis' files: the user's cache directory, never the current one.
 
 Hypothesis writes two kinds of files. The example database keeps the examples that failed, so
-that the next run replays them first (``--example-db DIR``; by default
+that the next run replays them first (``--example-db DIR``, or a Redis database shared by
+several machines, :mod:`conformance.fuzz.example_db`; with ``--keep-examples``
 ``<cache>/completions-conformance/hypothesis/examples``). Its own storage directory keeps caches
 such as the constants it collects from the source code; hypothesis puts it in ``.hypothesis/``
 of the directory the process *started* in (``hypothesis.configuration``, 6.170), so a fuzz run
