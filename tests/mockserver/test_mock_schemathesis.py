@@ -10,6 +10,10 @@ Positive bodies are kept small and servable before they are sent (``servable``):
 cannot say that token ids must be in the vocabulary, that prompt + ``max_tokens`` must fit the
 context, or the cross-field rules, so those are repaired; a body is only ever changed into
 another valid body, so negative cases stay negative.
+
+``test_contract`` draws 50 examples in the default suite; ``test_contract_long`` draws 1,000 in
+the nightly stage (``.ci/nightly``), where ``.ci/run``'s own fuzz of the mock already holds it to
+schemathesis' checks for a minute.
 """
 
 from __future__ import annotations
@@ -206,7 +210,7 @@ def test_contract(case: Any, live: LiveServer) -> None:
 slow_schema = schemathesis.openapi.from_path(DOCUMENT)
 
 
-@pytest.mark.slow
+@pytest.mark.nightly  # .ci/run's own fuzz of the mock runs schemathesis' checks on it too
 @slow_schema.parametrize()
 @settings(max_examples=1000, deadline=None, suppress_health_check=list(HealthCheck))
 def test_contract_long(case: Any, live: LiveServer) -> None:

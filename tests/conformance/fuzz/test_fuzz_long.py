@@ -1,5 +1,6 @@
-"""Long fuzz runs (slow): the clean mock survives minutes of fuzzing, and every fault a single
-exchange can show is found by the fuzzer, which knows nothing of faults."""
+"""Long fuzz runs: the clean mock survives minutes of fuzzing on every profile (``nightly``:
+``.ci/run``'s own fuzz of the mock covers it in one shorter run), and every fault a single
+exchange can show is found by the fuzzer, which knows nothing of faults (``slow``)."""
 
 from __future__ import annotations
 
@@ -78,7 +79,7 @@ FRIENDLI_FAULTS = {
 }
 
 
-@pytest.mark.slow
+@pytest.mark.nightly
 @pytest.mark.parametrize("profile", ["openai", "openai-compatible", "friendli"])
 def test_the_clean_mock_survives_a_long_fuzz(mock: EmbeddedMock, profile: str,
                                               tmp_path: Path) -> None:

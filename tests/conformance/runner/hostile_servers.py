@@ -166,6 +166,11 @@ async def _handle(behaviour: Behaviour, reader: asyncio.StreamReader,
             await behaviour(head, writer)
     except (ConnectionError, asyncio.IncompleteReadError, asyncio.LimitOverrunError):
         pass
+    except asyncio.CancelledError:
+        # the server is stopping: drop what a flood left buffered and close now, or the
+        # transport is still "closing" when the loop closes (an unclosed-transport warning)
+        writer.transport.abort()
+        raise
     finally:
         with contextlib.suppress(Exception):
             writer.close()
