@@ -24,7 +24,7 @@ from conformance.rules import CATALOG
 from conformance.settings import Settings
 from conformance.target_checks import pick_features, pick_profile, split_list
 
-from .judging import COMPLETIONS_PATHS, Judge
+from .judging import COMPLETIONS_PATHS, NOT_COMPLETIONS, Judge
 from .progress import Progress
 from .recorded import Recorded
 from .sources import exchanges, inputs
@@ -104,7 +104,8 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     features = pick_features(profile, args.feature, args.no_feature)
     chosen = CATALOG.select(profile=profile, select=split_list(args.select),
                             deselect=split_list(args.deselect))
-    readable = [rule for rule in chosen if binder_for(rule) is not None]
+    readable = [rule for rule in chosen
+                if binder_for(rule) is not None and rule.fuzz not in NOT_COMPLETIONS]
     if not readable:
         raise UsageError("no rule that judges one exchange matches --select / --deselect for "
                          "this profile")

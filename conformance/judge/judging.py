@@ -37,6 +37,9 @@ COMPLETIONS_PATHS = ("/v1/completions", "/dedicated/v1/completions")
 KEPT_FINDINGS = 20
 """Failing exchanges a report lists per rule; the rest are counted (a day of traffic can
 repeat one defect a hundred thousand times)."""
+NOT_COMPLETIONS = frozenset({"models-list"})
+"""Bindings of rules about other operations than completions (``GET /models``): a recording's
+other paths are not judged, so these rules are left out."""
 ERROR_SHAPE = "invalid"
 """The binding of the rules that judge an error answer: its status, envelope, Content-Type."""
 

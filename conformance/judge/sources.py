@@ -126,11 +126,10 @@ def exchanges(source: Input) -> Iterator[Recorded | str]:
         with source.path.open("rb") as handle:
             reader = read_har if source.kind == "HAR" else read_report
             yield from reader(source.name, handle)
-    except ijson.IncompleteJSONError as exc:
-        raise UnreadableInput(f"{source.name}: the {source.kind} ends early, cut short "
-                              f"({_first_line(exc)})") from None
     except ijson.JSONError as exc:
-        raise UnreadableInput(f"{source.name}: the {source.kind} is not valid JSON "
+        what = ("ends early, cut short" if _cut_short(exc)
+                else "is not valid JSON")
+        raise UnreadableInput(f"{source.name}: the {source.kind} {what} "
                               f"({_first_line(exc)})") from None
     except OSError as exc:
         raise UnreadableInput(f"{source.name}: cannot read it: {exc.strerror or exc}") from None
@@ -151,6 +150,13 @@ def _cassette(source: Input) -> Iterator[Recorded | str]:
         yield from read_cassette(source.name, document)
     except ValueError as exc:
         raise UnreadableInput(f"{source.name}: not a cassette: {exc}") from None
+
+
+def _cut_short(exc: Exception) -> bool:
+    """Whether ijson stopped at the end of the bytes (yajl's "premature EOF", the Python
+    backend's "Incomplete JSON content") rather than at a wrong one."""
+    text = str(exc).lower()
+    return "premature eof" in text or "incomplete" in text
 
 
 def _first_line(exc: BaseException) -> str:
