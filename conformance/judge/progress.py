@@ -27,12 +27,6 @@ class Progress:
         self._last = clock()
         self._drawn = False
 
-    def message(self, text: str) -> None:
-        if self.quiet:
-            return
-        self._clear()
-        self.err.write(PREFIX + text + "\n")
-
     def tick(self, source: str, read: int, judged: int) -> None:
         if self.quiet:
             return

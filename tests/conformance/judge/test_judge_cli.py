@@ -46,10 +46,14 @@ def test_other_paths_are_counted_and_named_in_one_line(tmp_path: Path) -> None:
     har = write_har(tmp_path / "day.har", [
         clean(), *[bent(url=chat) for _ in range(9)], *[bent(url=embeddings) for _ in range(3)],
         clean(url=chat.replace("chat/", ""), method="OPTIONS")])
-    code, out, _ = judge(str(har))
+    summary, page = tmp_path / "summary.md", tmp_path / "page.html"
+    code, out, _ = judge(str(har), "--markdown", str(summary), "--html", str(page))
     assert code == 0
-    assert ("skipped 13 exchanges of other paths: /v1/chat/completions (9), /v1/embeddings "
-            "(3), OPTIONS /v1/completions (1)") in out
+    line = ("skipped 13 exchanges of other paths: /v1/chat/completions (9), /v1/embeddings "
+            "(3), OPTIONS /v1/completions (1)")
+    assert line in out
+    assert line in summary.read_text()
+    assert line in page.read_text()
 
 
 def test_path_adds_a_gateways_own(tmp_path: Path) -> None:
