@@ -60,7 +60,7 @@ def entry(source: str, index: int, item: Any) -> Recorded | None:
     status = response.get("status")
     comment = item.get("comment")
     return Recorded(
-        source=source, entry=f"log.entries[{index}]", method=str(request.get("method", "GET")),
+        source=source, entry=f"log.entries[{index}]", method=str(request.get("method") or "GET"),
         url=str(request.get("url", "")), request_headers=_headers(request.get("headers")),
         request_body=posted or b"",
         status=status if isinstance(status, int) and not isinstance(status, bool) else None,

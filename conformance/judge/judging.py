@@ -82,10 +82,13 @@ class Judge:
     def picks(self, recorded: Recorded) -> bool:
         """Whether ``recorded`` is a completions request (counting it among the others if
         not)."""
-        path = urlsplit(recorded.url).path.rstrip("/") or "/"
-        if recorded.method.upper() == "POST" and path in self.paths:
-            return True
+        try:
+            path = urlsplit(recorded.url).path.rstrip("/") or "/"
+        except ValueError:  # http://[not-an-address/...
+            path = "(a URL that does not parse)"
         method = recorded.method.upper()
+        if method == "POST" and path in self.paths:
+            return True
         self.other_paths[path if method == "POST" else f"{method} {path}"] += 1
         return False
 

@@ -45,7 +45,7 @@ def _top_keys(head: bytes) -> list[str]:
         for prefix, event, value in ijson.parse(io.BytesIO(head)):
             if event == "map_key" and prefix == "":
                 keys.append(str(value))
-    except ijson.JSONError:
+    except (ijson.JSONError, ValueError):  # cut at SNIFF_BYTES, or no JSON (bytes not UTF-8)
         pass
     return keys
 
@@ -131,6 +131,9 @@ def exchanges(source: Input) -> Iterator[Recorded | str]:
                 else "is not valid JSON")
         raise UnreadableInput(f"{source.name}: the {source.kind} {what} "
                               f"({_first_line(exc)})") from None
+    except UnicodeDecodeError as exc:
+        raise UnreadableInput(f"{source.name}: the {source.kind} is not valid JSON (a string "
+                              f"that is not UTF-8: {exc.reason})") from None
     except OSError as exc:
         raise UnreadableInput(f"{source.name}: cannot read it: {exc.strerror or exc}") from None
 
@@ -146,6 +149,8 @@ def _cassette(source: Input) -> Iterator[Recorded | str]:
     except yaml.YAMLError as exc:
         raise UnreadableInput(f"{source.name}: the cassette is not valid YAML "
                               f"({_first_line(exc)})") from None
+    except RecursionError:
+        raise UnreadableInput(f"{source.name}: the cassette nests too deep to read") from None
     try:
         yield from read_cassette(source.name, document)
     except ValueError as exc:

@@ -184,3 +184,28 @@ def test_help_explains_the_inputs_and_exit_statuses() -> None:
     text = out.getvalue()
     for words in ("HAR", "VCR cassettes", "--path", "Exit status", "curl", "4xx/5xx"):
         assert words in text
+
+
+@pytest.mark.parametrize("bend", [
+    lambda e: e["request"]["postData"].update(text="[" * 100_000 + "]" * 100_000),
+    lambda e: e["request"].update(url="http://[not-an-address/v1/completions"),
+    lambda e: e["request"].update(method=None, url=None, headers=[{"name": 1}, "x", None]),
+    lambda e: e["response"]["content"].update(text="AAAA" * 10, encoding="base64", size=30),
+    lambda e: e["response"]["content"].update(text="data: " + "[" * 100_000 + "\n\n",
+                                              size=None),
+], ids=["deep-request", "unparsed-url", "null-fields", "nul-bytes", "deep-event"])
+def test_a_strange_entry_never_crashes_it(tmp_path: Path, bend: object) -> None:
+    entry = bent()
+    bend(entry)  # type: ignore[operator]
+    code, out, err = judge(str(write_har(tmp_path / "odd.har", [clean(), entry])))
+    assert code in (0, 1), err
+    assert "Traceback" not in out + err
+
+
+def test_a_string_that_is_not_utf8_makes_the_file_unreadable(tmp_path: Path) -> None:
+    """yajl refuses a lone surrogate escape: the rest of the file cannot be read either."""
+    entry = clean()
+    entry["response"]["content"]["text"] = "\udcff"
+    code, _, err = judge(str(write_har(tmp_path / "odd.har", [clean(), entry])))
+    assert code == 2
+    assert "is not valid JSON (a string that is not UTF-8" in err
