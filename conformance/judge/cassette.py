@@ -1,4 +1,5 @@
-"""VCR cassettes: vcrpy's and pytest-recording's YAML (or vcrpy's JSON serializer).
+"""VCR cassettes: vcrpy's and pytest-recording's YAML (or vcrpy's JSON serializer), and
+Ruby VCR's (``http_interactions``, a body's ``string`` or ``base64_string``).
 
 The shape (https://vcrpy.readthedocs.io/en/latest/advanced.html, "Custom Serializer")::
 
@@ -10,11 +11,16 @@ The shape (https://vcrpy.readthedocs.io/en/latest/advanced.html, "Custom Seriali
 A response body is kept as text, or as bytes (``!!binary``) when it was compressed: it is
 decoded by its recorded ``Content-Encoding`` later (:func:`.recorded.decoded`). Older vcrpy
 wrote a header's value as a string, others a list of ``[name, value]`` pairs; a ``body`` may be
-the string itself. A cassette is read whole (they hold a test's few requests).
+the string itself. Cassettes recorded through aiohttp carry Python tags on header names
+(``!!python/object/apply:multidict._multidict.istr [Content-Type]``): no tag is ever
+constructed as an object, each is read as the plain value it wraps (:class:`PlainLoader`). A
+cassette is read whole (they hold a test's few requests).
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
 from collections.abc import Iterator
 from typing import Any
 
@@ -22,13 +28,33 @@ import yaml
 
 from .recorded import Headers, Recorded
 
-Loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+SafeLoader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 """libyaml's safe loader when PyYAML has it (the same result, many times faster)."""
 
 
+class PlainLoader(SafeLoader):  # type: ignore[misc, valid-type]
+    """The safe loader, reading a tag it does not know as the plain value it wraps: a
+    one-item sequence as that item (``istr`` of a header name), other sequences as tuples
+    (hashable, so they can still be mapping keys), mappings as dicts, scalars as strings.
+    Nothing is imported or called."""
+
+
+def _plain(loader: yaml.SafeLoader, node: yaml.Node) -> Any:
+    if isinstance(node, yaml.SequenceNode):
+        items = tuple(loader.construct_object(child, deep=True) for child in node.value)
+        return items[0] if len(items) == 1 else items
+    if isinstance(node, yaml.MappingNode):
+        return loader.construct_mapping(node, deep=True)
+    return loader.construct_scalar(node)  # type: ignore[arg-type]
+
+
+PlainLoader.add_constructor(None, _plain)
+
+
 def load_yaml(text: bytes) -> Any:
-    """A YAML document (``!!binary`` to bytes); ``yaml.YAMLError`` when it is not one."""
-    return yaml.load(text, Loader=Loader)  # a safe loader (CSafeLoader or SafeLoader)
+    """A YAML document (``!!binary`` to bytes, unknown tags as plain values: :class:`PlainLoader`);
+    ``yaml.YAMLError`` when it is not one."""
+    return yaml.load(text, Loader=PlainLoader)  # a safe loader: no tag constructs an object
 
 
 def _headers(value: Any) -> Headers:
@@ -52,7 +78,12 @@ def _str(value: Any) -> str:
 
 
 def _bytes(value: Any) -> bytes | None:
-    if isinstance(value, dict):  # the response's {string: ...}
+    if isinstance(value, dict):  # vcrpy's response {string: ...}, Ruby VCR's every body
+        if isinstance(value.get("base64_string"), str):
+            try:
+                return base64.b64decode(value["base64_string"])
+            except (binascii.Error, ValueError):
+                return None
         value = value.get("string")
     if isinstance(value, bytes):
         return value
@@ -89,7 +120,9 @@ def interaction(source: str, index: int, item: Any) -> Recorded | str:
 
 def read_cassette(source: str, document: Any) -> Iterator[Recorded | str]:
     """Every interaction of a loaded cassette, in order (a string for one that is not)."""
-    interactions = document.get("interactions") if isinstance(document, dict) else None
+    interactions = None
+    if isinstance(document, dict):
+        interactions = document.get("interactions", document.get("http_interactions"))
     if not isinstance(interactions, list):
         raise ValueError("no list of interactions")
     for index, item in enumerate(interactions):

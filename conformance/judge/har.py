@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import json
 from collections.abc import Iterator
 from typing import IO, Any
 
@@ -29,23 +30,36 @@ def _headers(value: Any) -> Headers:
                  if isinstance(h, dict) and h.get("name"))
 
 
-def _text(content: Any) -> tuple[bytes | None, str | None]:
-    """The body a HAR ``content`` (or ``postData``) holds, and why it is partial, if it is."""
+def _base64(text: str) -> bytes | None:
+    """A base64 body; Polly.js writes one as a JSON array of base64 pieces (``["H4sI...",
+    ...]``), the wire's chunks."""
+    pieces: Any = [text]
+    if text.lstrip().startswith("["):
+        try:
+            pieces = json.loads(text)
+        except ValueError:
+            return None
+    if not isinstance(pieces, list) or not all(isinstance(p, str) for p in pieces):
+        return None
+    try:
+        return b"".join(base64.b64decode(piece, validate=False) for piece in pieces)
+    except (binascii.Error, ValueError):
+        return None
+
+
+def _text(content: Any) -> tuple[bytes | None, int | None]:
+    """The body a HAR ``content`` (or ``postData``) holds, and its size as declared
+    (``content.size``, the decoded length: more than the body decodes to means the recorder
+    cut it, :func:`.recorded.exchange_of`)."""
     if not isinstance(content, dict) or not isinstance(content.get("text"), str):
         return None, None
     text: str = content["text"]
     if content.get("encoding") == "base64":
-        try:
-            body = base64.b64decode(text, validate=False)
-        except (binascii.Error, ValueError):
-            return None, None
+        body = _base64(text)
     else:
         body = text.encode("utf-8", "surrogatepass")
     size = content.get("size")
-    if isinstance(size, int) and not isinstance(size, bool) and size > len(body):
-        return body, (f"the recorder kept {len(body)} of the body's {size} bytes "
-                      "(content.size)")
-    return body, None
+    return body, size if isinstance(size, int) and not isinstance(size, bool) else None
 
 
 def entry(source: str, index: int, item: Any) -> Recorded | None:
@@ -56,7 +70,7 @@ def entry(source: str, index: int, item: Any) -> Recorded | None:
     if not isinstance(request, dict) or not isinstance(response, dict):
         return None
     posted, _ = _text(request.get("postData"))
-    body, cut = _text(response.get("content"))
+    body, size = _text(response.get("content"))
     status = response.get("status")
     comment = item.get("comment")
     return Recorded(
@@ -67,7 +81,7 @@ def entry(source: str, index: int, item: Any) -> Recorded | None:
         headers=_headers(response.get("headers")), body=body,
         reason=str(response.get("statusText") or "") or None,
         http_version=str(response.get("httpVersion") or "") or None,
-        comment=comment if isinstance(comment, str) and comment else None, cut=cut,
+        comment=comment if isinstance(comment, str) and comment else None, size=size,
     )
 
 

@@ -53,6 +53,9 @@ class Recorded:
     """The recorder's name for the entry (a HAR entry's ``comment``), if any."""
     cut: str | None = None
     """Why the recording holds only part of the body (the recorder's own limit), or None."""
+    size: int | None = None
+    """The body's decoded length as the recorder declares it (a HAR's ``content.size``): a
+    body that decodes to less was cut by the recorder."""
     termination: Termination = Termination.EOF
     """How the recorded response ended, where the recording says (the harness's reports do:
     a connection the server dropped mid-stream is SSE-008's to judge, not a missing
@@ -102,6 +105,9 @@ def exchange_of(recorded: Recorded) -> Exchange:
     if recorded.body is None:
         raise Unjudgeable(f"the recording holds no body of the HTTP {recorded.status} response")
     body = decoded(recorded.body, recorded.header("Content-Encoding"))
+    if recorded.size is not None and recorded.size > len(body):
+        raise Unjudgeable(f"the recorder kept {len(body)} of the body's {recorded.size} bytes "
+                          "(content.size)")
     length = recorded.header("Content-Length")
     encoded = (recorded.header("Content-Encoding") or "identity").strip().lower() != "identity"
     if length is not None and length.strip().isdigit() and not encoded and (

@@ -1,9 +1,10 @@
 """Which recording a file is, found by its content (never its name), and its exchanges.
 
 A file is a HAR (a JSON object whose key is ``log``), a VCR cassette (YAML, or vcrpy's JSON,
-with ``interactions``) or a report of this harness (a JSON object with ``format_version``,
-``results`` or ``exchanges``); anything else is none of them. A directory stands for every
-such file under it. The first 64 KiB decide; JSON files are then read as a stream.
+with ``interactions``; Ruby VCR's ``http_interactions``) or a report of this harness (a JSON
+object with ``format_version``, ``results`` or ``exchanges``); anything else is none of them.
+A directory stands for every such file under it. The first 64 KiB decide; JSON files are then
+read as a stream.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ SNIFF_BYTES = 64 << 10
 MAX_CASSETTE_BYTES = 256 << 20
 """A cassette is read whole: past this it is refused rather than read."""
 REPORT_KEYS = frozenset({"format_version", "results", "exchanges", "summary", "coverage"})
-_YAML_CASSETTE = re.compile(rb"^interactions\s*:", re.MULTILINE)
+_YAML_CASSETTE = re.compile(rb"^(http_)?interactions\s*:", re.MULTILINE)
 
 
 class UnreadableInput(UsageError):
@@ -59,7 +60,7 @@ def kind_of(path: Path) -> Kind | None:
         keys = _top_keys(text)
         if "log" in keys:
             return "HAR"
-        if "interactions" in keys:
+        if "interactions" in keys or "http_interactions" in keys:
             return "cassette"
         if REPORT_KEYS & set(keys):
             return "report"

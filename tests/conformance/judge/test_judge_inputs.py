@@ -137,3 +137,91 @@ def test_a_directory_means_every_recording_under_it(tmp_path: Path) -> None:
     assert (f"skipped 2 files that are no recording: {folder}/README.md, "
             f"{folder}/nested/notes.json") in out
     assert judged_count(report, "SCHEMA-001") == "2 recorded exchanges judged"
+
+
+def test_a_cassette_recorded_through_aiohttp_with_python_tags(tmp_path: Path) -> None:
+    """vcrpy over aiohttp writes header names as ``istr`` objects: read as their strings,
+    nothing constructed."""
+    cassette = tmp_path / "aiohttp.yaml"
+    answer = json.dumps(json.dumps(clean_answer()))
+    cassette.write_text(f"""interactions:
+- request:
+    body: {json.dumps(json.dumps(PLAIN_REQUEST))}
+    headers:
+      ? !!python/object/apply:multidict._multidict.istr
+      - Content-Type
+      : - application/json
+      ? !!python/object/apply:os.system
+      - echo never run
+      : - x
+    method: POST
+    uri: https://api.openai.com/v1/completions
+  response:
+    body:
+      string: {answer}
+    headers:
+      ? !!python/object/apply:multidict._multidict.istr
+      - Content-Type
+      : - application/json
+    status:
+      code: 200
+      message: OK
+version: 1
+""")
+    code, report, _ = report_of(str(cassette), tmp_path=tmp_path)
+    assert code == 0
+    assert judged_count(report, "CONTENT-TYPE-002") == "1 recorded exchanges judged"
+
+
+def test_a_ruby_vcr_cassette_with_a_base64_body(tmp_path: Path) -> None:
+    import base64
+
+    cassette = tmp_path / "ruby.yml"
+    body = base64.b64encode(json.dumps(clean_answer()).encode()).decode()
+    cassette.write_text(f"""---
+http_interactions:
+- request:
+    method: post
+    uri: https://api.openai.com/v1/completions
+    body:
+      encoding: UTF-8
+      string: '{json.dumps(PLAIN_REQUEST)}'
+    headers:
+      Authorization:
+      - Bearer sk-ruby
+  response:
+    status:
+      code: 200
+      message: OK
+    headers:
+      Content-Type:
+      - application/json
+    body:
+      encoding: ASCII-8BIT
+      base64_string: {body}
+  recorded_at: Sun, 31 Mar 2024 20:12:02 GMT
+recorded_with: VCR 6.2.0
+""")
+    code, report, out = report_of(str(cassette), tmp_path=tmp_path)
+    assert code == 0
+    assert "read 1 cassette" in out
+    assert judged_count(report, "SCHEMA-001") == "1 recorded exchanges judged"
+
+
+def test_a_polly_har_body_as_base64_pieces_of_gzip(tmp_path: Path) -> None:
+    """Polly.js keeps the wire's gzip chunks as a JSON array of base64 pieces; ``size`` is
+    the decoded length."""
+    import base64
+    import gzip
+
+    raw = json.dumps(clean_answer()).encode()
+    wire = gzip.compress(raw)
+    pieces = [base64.b64encode(wire[:20]).decode(), base64.b64encode(wire[20:]).decode()]
+    entry = har_entry(PLAIN_REQUEST, "", content_type="application/json")
+    entry["response"]["content"] = {"encoding": "base64", "mimeType": "application/json",
+                                    "size": len(raw), "text": json.dumps(pieces)}
+    entry["response"]["headers"].append({"name": "content-encoding", "value": "gzip"})
+    code, report, out = report_of(str(write_har(tmp_path / "polly.har", [entry])),
+                                  tmp_path=tmp_path)
+    assert code == 0, out
+    assert judged_count(report, "SCHEMA-001") == "1 recorded exchanges judged"
