@@ -26,8 +26,8 @@ from conformance.target_checks import pick_features, pick_profile, split_list
 
 from .judging import COMPLETIONS_PATHS, NOT_COMPLETIONS, Judge
 from .progress import Progress
-from .recorded import Recorded
-from .sources import exchanges, inputs
+from .recordings.recorded import Recorded
+from .recordings.sources import Input, exchanges, inputs
 
 DESCRIPTION = """\
 Judge recorded traffic without sending a request: HAR files (a browser's devtools,
@@ -151,7 +151,7 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     return exit_status(result, baseline, out)
 
 
-def _notes(sources: list, others: list[str], problems: list[str]) -> list[str]:  # type: ignore[type-arg]
+def _notes(sources: list[Input], others: list[str], problems: list[str]) -> list[str]:
     kinds: dict[str, int] = {}
     for source in sources:
         kinds[source.kind] = kinds.get(source.kind, 0) + 1

@@ -30,7 +30,7 @@ from conformance.transport import Exchange, to_curl
 from conformance.validity import classify
 from conformance.views import StreamView
 
-from .recorded import Recorded, Unjudgeable, exchange_of
+from .recordings.recorded import Recorded, Unjudgeable, exchange_of
 
 COMPLETIONS_PATHS = ("/v1/completions", "/dedicated/v1/completions")
 """The completions operation's paths (OpenAI's, FriendliAI's dedicated endpoints)."""
