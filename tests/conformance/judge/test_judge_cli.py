@@ -209,3 +209,15 @@ def test_a_string_that_is_not_utf8_makes_the_file_unreadable(tmp_path: Path) -> 
     code, _, err = judge(str(write_har(tmp_path / "odd.har", [clean(), entry])))
     assert code == 2
     assert "is not valid JSON (a string that is not UTF-8" in err
+
+
+def test_a_baseline_accepts_the_recorded_deviations_it_names(tmp_path: Path) -> None:
+    har = write_har(tmp_path / "known.har", [clean(), bent()])
+    report, baseline = tmp_path / "known.json", tmp_path / "baseline.yaml"
+    assert judge(str(har), "--json", str(report))[0] == 1
+    assert main(["baseline", str(report), "-o", str(baseline)], io.StringIO(),
+                io.StringIO()) == 0
+    assert "FINISH-004" in baseline.read_text()
+    assert judge(str(har), "--baseline", str(baseline))[0] == 0
+    worse = write_har(tmp_path / "known.har", [clean(), bent(), clean(status=500)])
+    assert judge(str(worse), "--baseline", str(baseline))[0] == 1
