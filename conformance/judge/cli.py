@@ -31,14 +31,16 @@ from .recordings.sources import Input, exchanges, inputs
 
 DESCRIPTION = """\
 Judge recorded traffic without sending a request: HAR files (a browser's devtools,
-mitmproxy, Charles, Proxyman), VCR cassettes (vcrpy, pytest-recording) and this harness's
-own JSON reports (run --json, fuzz --json), told apart by their content. A directory stands
-for every such file under it. The completions exchanges among them (POST /v1/completions,
-/dedicated/v1/completions, and each --path) are judged one by one by every rule that one
-exchange can judge, the rules `conformance fuzz` judges with: the request's own body says
-what to expect (streamed or not, n, echo, logprobs, stop). A request the server refused
-(4xx/5xx) is judged only by the rules about error answers. Each finding names its file and
-entry and reproduces the request as a curl command, API keys redacted."""
+mitmproxy, Charles, Proxyman, Polly.js), VCR cassettes (vcrpy, pytest-recording, Ruby VCR)
+and this harness's own JSON reports (run --json, fuzz --json), told apart by their content.
+A directory stands for every such file under it. The completions exchanges among them (POST
+/v1/completions, /dedicated/v1/completions, and each --path) are judged one by one by every
+rule that one exchange can judge, the rules `conformance fuzz` judges with: the request's
+own body says what to expect (streamed or not, n, echo, logprobs, stop). A request the
+server refused (4xx/5xx) is judged only by the rules about error answers (401, 403, 413, 429
+and 503 not at all). Entries without a response or with a body the recorder cut short are
+skipped, saying why. Each finding names its file and entry and reproduces the request as a
+curl command, API keys redacted."""
 
 EPILOG = """\
 Exit status: 0 when no rule FAILed (NON_STRICT counts only with --strict), 1 on violations,
