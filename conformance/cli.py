@@ -89,6 +89,9 @@ def _parser() -> argparse.ArgumentParser:
     from conformance.fuzz.cli import add_parser as add_fuzz_parser
 
     add_fuzz_parser(commands)
+    from conformance.judge.cli import add_parser as add_judge_parser
+
+    add_judge_parser(commands)
     compare = commands.add_parser(
         "diff", help="what changed between two reports: exit 1 when a rule got worse",
         description="Compare two JSON reports of `run` or `fuzz` (or lab recordings): the "
@@ -200,8 +203,9 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None,
     out = out or sys.stdout
     err = err or sys.stderr
     args = _parser().parse_args(argv)
-    if args.command in ("run", "fuzz"):  # what the reports echo of how the run was made
-        args.given = given_options(args, _parser().parse_args([args.command]))
+    if args.command in ("run", "fuzz", "judge"):  # what the reports echo of how the run was made
+        bare = [args.command] + (["-"] if args.command == "judge" else [])
+        args.given = given_options(args, _parser().parse_args(bare))
     return_large_blocks()  # what the limits bound is what the process holds (transport/heap)
     try:
         if args.command == "list":
@@ -216,6 +220,10 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None,
             from conformance.fuzz.cli import run as run_fuzz
 
             return run_fuzz(args, out, err)
+        if args.command == "judge":
+            from conformance.judge.cli import run as run_judge
+
+            return run_judge(args, out, err)
         return _run(args, out, err)
     except BrokenPipeError:  # stdout's reader went away: quiet_on_broken_pipe handles it
         raise

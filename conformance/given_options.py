@@ -14,7 +14,7 @@ import argparse
 NOT_ECHOED = frozenset({
     "command", "base_url", "profile", "model", "feature", "no_feature", "strict",
     "fail_on_skip", "api_key", "cacert", "cert", "key", "insecure", "proxy",
-    "json", "junit_xml", "html", "markdown", "quiet", "verbose", "example_db",
+    "json", "junit_xml", "html", "markdown", "quiet", "verbose", "example_db", "files",
 })
 
 

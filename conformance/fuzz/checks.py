@@ -21,9 +21,8 @@ import schemathesis
 from hypothesis import strategies as st
 from schemathesis.core.failures import Failure, Severity
 
-from conformance.check_context import CheckContext
 from conformance.latency import Latency, chunk_times
-from conformance.model import HarnessProblem, Level, NotApplicable, Rule, Violation
+from conformance.model import Level, Rule, Violation
 from conformance.rules import CATALOG
 from conformance.settings import Settings
 from conformance.strategies import (
@@ -42,6 +41,7 @@ from .bodies import Caps
 from .exchange import to_exchange
 from .memo import remembered
 from .produced import Produced
+from .reading import read
 from .sample import Sample
 
 
@@ -189,37 +189,10 @@ def sample_of(run: FuzzRun, response: schemathesis.Response, case: schemathesis.
 
 
 def judge(rule: Rule, run: FuzzRun, sample: Sample) -> Violation | None:
-    """Run ``rule``'s own check on one sample; the violation, or None."""
-    binder = binder_for(rule)
-    outcomes = binder(sample) if binder is not None else None
-    if outcomes is None:
-        return None
-    context = CheckContext(rule, run.settings, outcomes, sample.views, judge_refusals=False)
-    try:
-        rule.check(context)
-    except Violation as violation:
+    """Run ``rule``'s own check on one sample (:func:`.reading.read`); the violation, or None."""
+    violation, judged = read(rule, run.settings, sample)
+    if judged:
         run.count_judged(rule)
-        return detached(violation)
-    except HarnessProblem:
-        return None
-    except NotApplicable:
-        pass  # a rule bound to two exchanges finds one of them only: what it read, it judged
-    if context.judged:
-        run.count_judged(rule)
-    return None
-
-
-def detached(violation: Violation) -> Violation:
-    """``violation`` without the frames it holds, its further cases' frames included.
-
-    A failure is kept until its scenario ends (hundreds of cases in the coverage phase). Its
-    traceback, and the traceback of an exception it was raised while handling
-    (``__context__``), hold the check's frames and with them the context, its parsed views and
-    the whole exchange: against a flood of 512 KB events that kept several 16 MiB responses.
-    """
-    for each in (violation, *violation.also):
-        each.__traceback__ = None
-        each.__context__ = each.__cause__ = None
     return violation
 
 

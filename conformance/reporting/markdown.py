@@ -96,7 +96,7 @@ def _header(result: RunResult) -> list[str]:
         items.append(f"**MUST rules of claimed features not judged** ({inline(flag)}): "
                      + inline(", ".join(unjudged), MAX_FIELD))
     extras = [*search_lines(result), *connection_lines(result),
-              refused_line(stats), latency_line(stats)]
+              refused_line(stats), latency_line(stats), *result.notes]
     items += [inline(extra, MAX_FIELD) for extra in extras if extra]
     return [f"## {tool}: {verdict}", "", *(f"- {item}" for item in items)]
 

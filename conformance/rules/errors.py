@@ -41,6 +41,10 @@ def _cases(ctx: CheckContext, kinds: tuple[str, ...]) -> Iterator[tuple[str, dic
 
 
 ALL_KINDS = ("schema", "unknown-field", "limit", "cross-field", "malformed")
+REFUSED = "refused"
+"""The kind of a case that is a valid request answered with an error: ``conformance judge``
+files a recorded one so, and only ERRORS-003 (every error body) and CONTENT-TYPE-003 judge it;
+no run or fuzz probe sends one as an invalid case."""
 
 
 def _excerpt(exchange: Exchange) -> str:
@@ -107,7 +111,7 @@ def no_server_error(ctx: CheckContext) -> None:
 def error_envelope(ctx: CheckContext) -> None:
     validator = ctx.profile.validator("error")
     found = []
-    for key, _, exchange in _cases(ctx, ALL_KINDS):
+    for key, _, exchange in _cases(ctx, (*ALL_KINDS, REFUSED)):
         if exchange.status is None or exchange.status < 400:
             continue
         cut = cut_short(exchange)

@@ -34,7 +34,7 @@ class RecordedRequest:
         """The body parsed as JSON; ``None`` when empty or not JSON."""
         try:
             parsed: JSON = json.loads(self.body) if self.body else None
-        except ValueError:
+        except (ValueError, RecursionError):  # RecursionError: nested past Python's stack
             return None
         return parsed
 
