@@ -29,7 +29,7 @@ from .compare.matrix_cli import add_matrix_parser, run_matrix
 from .diagnosis import refused_run
 from .errors import HarnessError, UsageError
 from .open_target import open_target
-from .report_files import exit_status, write_report_files
+from .report_files import add_report_arguments, exit_status, write_report_files
 from .resolved_target import resolve_target
 from .target_checks import pick_profile, split_list
 from .target_options import add_target_arguments, target_from_args
@@ -77,13 +77,7 @@ def _parser() -> argparse.ArgumentParser:
                         help="accepted deviations: a previous JSON report, or the YAML "
                         "`conformance baseline REPORT.json` writes; exit 0 while every failure "
                         "is accepted, 1 on one that is not (the reports are unchanged)")
-    reports = run.add_argument_group("reports")
-    reports.add_argument("--json", metavar="FILE", help="write the JSON report")
-    reports.add_argument("--junit-xml", metavar="FILE", help="write a JUnit XML report")
-    reports.add_argument("--html", metavar="FILE", help="write a self-contained HTML report")
-    reports.add_argument("--markdown", metavar="FILE",
-                         help="write a Markdown summary (it is also appended to "
-                         "$GITHUB_STEP_SUMMARY whenever that is set, as on GitHub Actions)")
+    reports = add_report_arguments(run)
     reports.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
     reports.add_argument("-v", "--verbose", action="store_true", help="also list skipped rules")
     from conformance.fuzz.cli import add_parser as add_fuzz_parser

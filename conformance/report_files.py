@@ -1,5 +1,5 @@
-"""What a run of ``conformance run`` or ``conformance fuzz`` leaves behind: the report files
-its flags ask for (``--json``, ``--junit-xml``, ``--html``, ``--markdown`` or
+"""What a run of ``conformance run``, ``fuzz`` or ``judge`` leaves behind: the report files its
+flags ask for (``--json``, ``--junit-xml``, ``--html``, ``--markdown`` or
 ``$GITHUB_STEP_SUMMARY``), and its exit status, judged against ``--baseline`` when given."""
 
 from __future__ import annotations
@@ -10,6 +10,19 @@ from typing import TextIO
 
 from conformance.compare.baseline import Baseline, exit_code_with, judge_against, outcome_lines
 from conformance.model import RunResult
+
+
+def add_report_arguments(parser: argparse.ArgumentParser) -> argparse._ArgumentGroup:
+    """The ``reports`` group of a command that writes a run's reports (the flags
+    :func:`write_report_files` reads); the command adds its own ``-q`` / ``-v`` to it."""
+    reports = parser.add_argument_group("reports")
+    reports.add_argument("--json", metavar="FILE", help="write the JSON report")
+    reports.add_argument("--junit-xml", metavar="FILE", help="write a JUnit XML report")
+    reports.add_argument("--html", metavar="FILE", help="write a self-contained HTML report")
+    reports.add_argument("--markdown", metavar="FILE",
+                         help="write a Markdown summary (it is also appended to "
+                         "$GITHUB_STEP_SUMMARY whenever that is set, as on GitHub Actions)")
+    return reports
 
 
 def write_report_files(args: argparse.Namespace, result: RunResult) -> None:

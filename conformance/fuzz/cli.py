@@ -20,7 +20,7 @@ from hypothesis.database import ExampleDatabase
 from conformance.compare.baseline import baseline_option
 from conformance.errors import HarnessError, UsageError
 from conformance.open_target import open_target
-from conformance.report_files import exit_status, write_report_files
+from conformance.report_files import add_report_arguments, exit_status, write_report_files
 from conformance.reporting import write_console
 from conformance.resolved_target import resolve_target
 from conformance.target_checks import split_list
@@ -103,13 +103,7 @@ def add_parser(commands: argparse._SubParsersAction) -> argparse.ArgumentParser:
                         help="accepted deviations: a previous JSON report (of fuzz or run), or "
                         "the YAML `conformance baseline REPORT.json` writes; exit 0 while every "
                         "finding is accepted, 1 on one that is not (the reports are unchanged)")
-    reports = fuzz_parser.add_argument_group("reports")
-    reports.add_argument("--json", metavar="FILE", help="write the JSON report")
-    reports.add_argument("--junit-xml", metavar="FILE", help="write a JUnit XML report")
-    reports.add_argument("--html", metavar="FILE", help="write an HTML report")
-    reports.add_argument("--markdown", metavar="FILE",
-                         help="write a Markdown summary (it is also appended to "
-                         "$GITHUB_STEP_SUMMARY whenever that is set, as on GitHub Actions)")
+    reports = add_report_arguments(fuzz_parser)
     reports.add_argument("-q", "--quiet", action="store_true",
                          help="no progress on stderr (by default a status line redrawn in place "
                          "on a terminal, one line per phase otherwise)")

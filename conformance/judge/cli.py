@@ -18,7 +18,7 @@ from conformance.compare.baseline import baseline_option
 from conformance.errors import UsageError
 from conformance.fuzz.bindings import binder_for
 from conformance.model import RunResult, RunStats, Target
-from conformance.report_files import exit_status, write_report_files
+from conformance.report_files import add_report_arguments, exit_status, write_report_files
 from conformance.reporting import write_console
 from conformance.rules import CATALOG
 from conformance.settings import Settings
@@ -80,13 +80,7 @@ def add_parser(commands: argparse._SubParsersAction) -> argparse.ArgumentParser:
     what.add_argument("--baseline", metavar="FILE",
                       help="accepted deviations (a previous JSON report, or the YAML "
                       "`conformance baseline` writes): exit 0 while every failure is accepted")
-    reports = parser.add_argument_group("reports")
-    reports.add_argument("--json", metavar="FILE", help="write the JSON report")
-    reports.add_argument("--junit-xml", metavar="FILE", help="write a JUnit XML report")
-    reports.add_argument("--html", metavar="FILE", help="write a self-contained HTML report")
-    reports.add_argument("--markdown", metavar="FILE",
-                         help="write a Markdown summary (it is also appended to "
-                         "$GITHUB_STEP_SUMMARY whenever that is set)")
+    reports = add_report_arguments(parser)
     reports.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
     reports.add_argument("-v", "--verbose", action="store_true", help="also list skipped rules")
     return parser
