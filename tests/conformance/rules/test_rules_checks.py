@@ -87,11 +87,26 @@ def test_empty_string_finish_fails_finish_001_only() -> None:
         assert verdict(rule_id, outcomes) == "PASS", rule_id
 
 
-def test_a_doubled_finish_is_finish_002s_alone() -> None:
-    doubled = frames(chunk(0, "a"), chunk(0, "b", "length"), chunk(0, "", "length"))
-    outcomes = greedy(stream(doubled))
+def test_openais_repeated_length_finish_is_valid_and_judged() -> None:
+    """OpenAI repeats a length finish on one more chunk with empty text (issue 49)."""
+    repeated = frames(chunk(0, "a"), chunk(0, "b", "length"), chunk(0, "", "length"))
+    outcomes = greedy(stream(repeated))
+    for rule_id in ("FINISH-002", "FINISH-004", "DET-001"):
+        assert verdict(rule_id, outcomes) == "PASS", rule_id
+
+
+def test_a_finish_that_changes_its_reason_is_finish_002s_alone() -> None:
+    changed = frames(chunk(0, "a"), chunk(0, "b", "length"), chunk(0, "", "stop"))
+    outcomes = greedy(stream(changed))
     assert verdict("FINISH-002", outcomes) == "FAIL"
     assert verdict("FINISH-004", outcomes) == "PASS"
+    assert verdict("DET-001", outcomes) == "SKIP"
+
+
+def test_a_repeated_finish_with_text_fails_finish_002() -> None:
+    texted = frames(chunk(0, "a"), chunk(0, "b", "length"), chunk(0, "c", "length"))
+    outcomes = greedy(stream(texted))
+    assert verdict("FINISH-002", outcomes) == "FAIL"
     assert verdict("DET-001", outcomes) == "SKIP"
 
 
