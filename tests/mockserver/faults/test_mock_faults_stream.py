@@ -133,6 +133,13 @@ def _(live: LiveServer) -> None:
     assert usage["total_tokens"] == usage["prompt_tokens"] + usage["completion_tokens"] + 1
 
 
+@scenario("completion-tokens-left-out")
+def _(live: LiveServer) -> None:
+    clean, faulty = both(live, "completion-tokens-left-out", body())
+    assert clean.json()["usage"]["completion_tokens"] > 0
+    assert "completion_tokens" not in faulty.json()["usage"]
+
+
 @scenario("usage-prompt-times-n")
 def _(live: LiveServer) -> None:
     clean, faulty = both(live, "usage-prompt-times-n", body(n=2))
