@@ -1,4 +1,4 @@
-"""finish_reason: null until a choice's last chunk, exactly once, from the enum, last.
+"""finish_reason: null until a choice's finish chunk, one reason per choice, from the enum, last.
 
 Spec: ``ChunkFinishReason`` in ``spec/completions.yaml`` ("every chunk but the last of a choice
 carries ``null``"), ``FinishReason`` ("``stop``: a natural stop (end of text), a stop string or
@@ -75,8 +75,9 @@ def null_until_finish(ctx: CheckContext) -> None:
 )
 def one_finish_per_choice(ctx: CheckContext) -> None:
     # DEVIATION: OpenAI repeats a length finish on one more chunk with empty text (recorded
-    # 2023-10-04, gpt-3.5-turbo-instruct, the last two events:
-    # https://github.com/LangStream/langstream/blob/72ea2add84cf063e5dec28b68544d41b0e131919/langstream-runtime/langstream-runtime-impl/src/test/java/ai/langstream/kafka/TextCompletionsIT.java),
+    # 2023-10-04 and 2025-08-12, gpt-3.5-turbo-instruct, the last two events of
+    # https://github.com/LangStream/langstream/blob/72ea2add84cf063e5dec28b68544d41b0e131919/langstream-runtime/langstream-runtime-impl/src/test/java/ai/langstream/kafka/TextCompletionsIT.java
+    # and https://github.com/DataDog/dd-trace-py/blob/43981b1909b9cbcf355df766f0bd97899e31cd31/tests/llmobs/llmobs_cassettes/openai/openai_completions_post_6e95e620.yaml),
     # where its OpenAPI file says only the last chunk carries the reason: the repeat is valid.
     for label, body, view in sound_streams(ctx):
         if not _indices_exact(view, body):
