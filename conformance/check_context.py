@@ -31,6 +31,7 @@ what was seen.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 
 import spec
 from conformance.model import HarnessProblem, NotApplicable, Rule, Violation
@@ -157,8 +158,34 @@ class CheckContext:
         return outcome.notes[key]
 
     # -- judged views ----------------------------------------------------------------------
+    @contextmanager
+    def _reading(self, label: str) -> Iterator[None]:
+        """An answer the block finds nothing to read in (NotApplicable: another status than
+        200, cut off, not JSON) was not judged: a valid request refused with 400 does not
+        count for the rule (in a fuzz run it would PASS on it), unless the check judged it
+        before."""
+        fresh = label not in self.judged
+        try:
+            yield
+        except NotApplicable:
+            if fresh:
+                self.judged.discard(label)
+            raise
+
+    def answer(self, probe: str, key: str) -> Exchange:
+        """The recorded exchange answered 200 (any other status: NotApplicable, not judged)."""
+        with self._reading(f"{probe}/{key}"):
+            exchange = self.exchange(probe, key)
+            if exchange.status != 200:
+                raise NotApplicable(f"{probe}/{key} answered HTTP {exchange.status}, not 200")
+            return exchange
+
     def response(self, probe: str, key: str) -> dict[str, JSON]:
         """The JSON object of a complete 200 response (else NotApplicable)."""
+        with self._reading(f"{probe}/{key}"):
+            return self._response(probe, key)
+
+    def _response(self, probe: str, key: str) -> dict[str, JSON]:
         exchange = self.exchange(probe, key)
         label = f"{probe}/{key}"
         if cut_off(exchange):
@@ -189,21 +216,23 @@ class CheckContext:
 
     def raw_stream(self, probe: str, key: str) -> StreamView:
         """A 200 stream as recorded, however it ended (for the framing rules)."""
-        exchange = self.exchange(probe, key)
-        if exchange.status != 200:
-            raise self._not_answered(probe, key, exchange)
-        if not exchange.is_sse:
-            raise NotApplicable(f"{probe}/{key} was not read as a stream")
-        return self.view(exchange)
+        with self._reading(f"{probe}/{key}"):
+            exchange = self.exchange(probe, key)
+            if exchange.status != 200:
+                raise self._not_answered(probe, key, exchange)
+            if not exchange.is_sse:
+                raise NotApplicable(f"{probe}/{key} was not read as a stream")
+            return self.view(exchange)
 
     def stream(self, probe: str, key: str) -> StreamView:
         """A 200 stream that ended normally, framed and encoded soundly, every payload JSON."""
-        view = self.raw_stream(probe, key)
         label = f"{probe}/{key}"
-        reason = unsound(view)
-        if reason is not None:
-            raise NotApplicable(f"{label}: {reason}")
-        return view
+        with self._reading(label):
+            view = self.raw_stream(probe, key)
+            reason = unsound(view)
+            if reason is not None:
+                raise NotApplicable(f"{label}: {reason}")
+            return view
 
     def _not_answered(self, probe: str, key: str, exchange: Exchange) -> Violation | NotApplicable:
         """What a check gets for an exchange without a 200: a refused valid request is this

@@ -46,13 +46,18 @@ def classify(body: JSON, profile: spec.Profile) -> Classification:
     """The contract's view of ``body`` for ``profile``'s completions operation."""
     if not isinstance(body, dict):
         return Classification("schema", "the body is not a JSON object")
-    defaulted = [name for name in profile.defaultable_fields if name not in body]
+    # DEVIATION: a defaultable field sent as "" counts as left out: vLLM serves its model for an
+    # empty `model` as for a missing one (`_is_model_supported` and `_get_model_name` take any
+    # falsy name for the served model:
+    # https://github.com/vllm-project/vllm/blob/7ded96b3c73f63400cdb048a73c34292ba862d99/vllm/entrypoints/openai/serving_engine.py).
+    defaulted = [name for name in profile.defaultable_fields if body.get(name, "") == ""]
     if defaulted:
         found = classify({**body, **dict.fromkeys(defaulted, "default")}, profile)
         if found.kind != "valid":
             return found
-        return Classification("ignorable", f"{', '.join(defaulted)} left out: the profile "
-                                           "lets a server fill it in (or reject the request)")
+        return Classification("ignorable", f"{', '.join(defaulted)} left out or empty: the "
+                                           "profile lets a server fill it in (or reject the "
+                                           "request)")
     if surely_valid(profile.name, "request", body):
         return _cross_field(body, profile)
     validator = profile.validator("request")

@@ -11,7 +11,9 @@ else is the shipped document, unchanged.
 from __future__ import annotations
 
 from .document import JSON, load_document
-from .profiles import get_profile
+from .profiles import Profile, get_profile
+
+SCHEMAS = "#/components/schemas/"
 
 
 def profile_document(name: str) -> dict[str, JSON]:
@@ -32,6 +34,7 @@ def profile_document(name: str) -> dict[str, JSON]:
                              f"operation {op.operation_id!r} (spec/completions.yaml)")
         paths.setdefault(op.path, {})[op.method.lower()] = operation
     document["paths"] = dict(paths)
+    _own_answers(document, profile)
     request = document["components"]["schemas"][profile.schema_names["request"]]
     request["properties"] = {
         field: request["properties"][field] for field in profile.request_fields
@@ -40,3 +43,42 @@ def profile_document(name: str) -> dict[str, JSON]:
     request["additionalProperties"] = False
     document["info"]["title"] += f" (profile {name})"
     return document
+
+
+def _own_answers(document: dict[str, JSON], profile: Profile) -> None:
+    """The answers of ``profile``'s completions operation in the profile's own schemas: its
+    response and event stream for a 200, its error envelope for every error status and for an
+    error event inside a stream. The shipped paths give OpenAI's (``ErrorResponse``, whose
+    ``code`` is a string); vLLM's ``ErrorInfo`` has an integer ``code``
+    (https://github.com/vllm-project/vllm/blob/ec3b890c14b00f6670515d9df8d503b5270e95ca/vllm/entrypoints/openai/protocol.py),
+    which its profile's ``LenientErrorResponse`` takes, in a body and in a stream alike."""
+    names = profile.schema_names
+    op = profile.operations.get("completions")
+    operation = document["paths"].get(op.path, {}).get(op.method.lower()) if op else None
+    if isinstance(operation, dict):
+        content = operation["responses"].get("200", {}).get("content", {})
+        for media, name in (("application/json", "response"),
+                            ("text/event-stream", "event_stream")):
+            if media in content and name in names:
+                content[media]["schema"] = {"$ref": SCHEMAS + names[name]}
+    error = names.get("error")
+    if error is None or error == "ErrorResponse":
+        return
+    schemas = document["components"]["schemas"]
+    targets = [document["components"]["responses"]]
+    if "event_stream" in names:
+        targets.append(schemas[names["event_stream"]])
+    for target in targets:
+        _swap(target, SCHEMAS + "ErrorResponse", SCHEMAS + error)
+
+
+def _swap(node: JSON, old: str, new: str) -> None:
+    """Every ``{"$ref": old}`` under ``node`` made ``{"$ref": new}``, in place."""
+    if isinstance(node, dict):
+        if node.get("$ref") == old:
+            node["$ref"] = new
+        for value in node.values():
+            _swap(value, old, new)
+    elif isinstance(node, list):
+        for item in node:
+            _swap(item, old, new)

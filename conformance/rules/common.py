@@ -97,15 +97,26 @@ def answered_form(ctx: CheckContext, probe: str, key: str) -> str:
     return retry if exchange is not None and exchange.status == 200 else key
 
 
+def _count(value: JSON) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
 def usage_numbers(usage: JSON) -> tuple[int, int, int] | None:
-    """``(prompt, completion, total)`` when all three are integers, else None."""
+    """``(prompt, completion, total)`` when all three are integers, else None.
+
+    A missing ``completion_tokens`` reads as 0 when ``total_tokens`` equals ``prompt_tokens``:
+    OpenAI leaves it out of an answer with no generated text (``FIX:`` in ``Usage``,
+    ``spec/completions.yaml``). Left out where tokens were generated, the usage is not
+    complete (USAGE-012 judges it)."""
     if not isinstance(usage, dict):
         return None
-    values = [usage.get(k) for k in ("prompt_tokens", "completion_tokens", "total_tokens")]
-    numbers = [v for v in values if isinstance(v, int) and not isinstance(v, bool)]
-    if len(numbers) != 3:
+    prompt, total = _count(usage.get("prompt_tokens")), _count(usage.get("total_tokens"))
+    completion = _count(usage.get("completion_tokens"))
+    if completion is None and "completion_tokens" not in usage and prompt == total:
+        completion = 0
+    if prompt is None or completion is None or total is None:
         return None
-    return numbers[0], numbers[1], numbers[2]
+    return prompt, completion, total
 
 
 def usage_of(ctx: CheckContext, probe: str, key: str) -> tuple[int, int, int]:
@@ -114,7 +125,8 @@ def usage_of(ctx: CheckContext, probe: str, key: str) -> tuple[int, int, int]:
     usage = ctx.response(probe, key).get("usage")
     numbers = usage_numbers(usage)
     if numbers is None:
-        judge = ("SCHEMA-001" if isinstance(usage, dict)
+        judge = ("USAGE-012" if isinstance(usage, dict) and "completion_tokens" not in usage
+                 else "SCHEMA-001" if isinstance(usage, dict)
                  else "USAGE-009" if ctx.profile.wire == "friendli" else "USAGE-010")
         raise NotApplicable(f"{probe}/{key} has no complete usage (judged by {judge})")
     return numbers

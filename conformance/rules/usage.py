@@ -13,6 +13,7 @@ from __future__ import annotations
 from conformance.check_context import CheckContext
 from conformance.model import NotApplicable, Violation
 from conformance.views import compact, is_finish, raw_text
+from spec import JSON
 
 from .base import API, BUGS, FRIENDLI_WIRE, MUST, OPENAI_WIRE, SCHEMAS, SHOULD, SPEC, rule
 from .common import (
@@ -31,7 +32,8 @@ INCLUDE_USAGE = f"{SCHEMAS}/StreamOptions/properties/include_usage"
 @rule(
     "USAGE-001", MUST, "usage totals add up",
     requirement="Every usage object has integer prompt_tokens, completion_tokens and "
-    "total_tokens, and total_tokens == prompt_tokens + completion_tokens.",
+    "total_tokens, and total_tokens == prompt_tokens + completion_tokens (a completion_tokens "
+    "left out of an answer with no generated text counts as 0, see USAGE-012).",
     citation=f"{SCHEMAS}/Usage; {BUGS} #8",
     source=SPEC, probes=("greedy",), faults=("usage-total-wrong",), scan=True,
 )
@@ -268,4 +270,45 @@ def usage_null_elsewhere(ctx: CheckContext) -> None:
                 f"event {payload.position} has no usage key",
                 expected=None, actual="(absent)", path="usage", exchange="greedy/s",
                 evidence=raw_text(payload.event.raw),
+            )
+
+
+def _generated_text(body: JSON, choices: list[JSON]) -> bool:
+    """Whether a choice holds generated text (not under echo, whose text holds the prompt)."""
+    if isinstance(body, dict) and body.get("echo"):
+        return False
+    return any(isinstance(c, dict) and isinstance(c.get("text"), str) and c["text"]
+               for c in choices)
+
+
+@rule(
+    "USAGE-012", SHOULD, "completion_tokens is reported when tokens were generated",
+    requirement="usage.completion_tokens may be left out only of an answer with no generated "
+    "text (OpenAI leaves it out there, total_tokens then equal to prompt_tokens); an answer "
+    "that generated tokens reports it.",
+    citation=f"{SCHEMAS}/Usage",
+    source=SPEC, probes=("greedy",), faults=("completion-tokens-left-out",), scan=True,
+)
+def completion_tokens_reported(ctx: CheckContext) -> None:
+    found: list[tuple[str, dict[str, JSON], bool, str]] = []
+    for label, request, exchange, body in responses(ctx):
+        if isinstance(body, dict) and isinstance(body.get("usage"), dict):
+            choices = body.get("choices")
+            generated = _generated_text(request, choices if isinstance(choices, list) else [])
+            found.append((label, body["usage"], generated, raw_text(exchange.body)))
+    for label, request, view in sound_streams(ctx):
+        entries = [entry for payload in view.chunks
+                   for entry in payload.value.get("choices") or []]
+        for payload, usage in view.usage_objects():
+            found.append((label, usage, _generated_text(request, entries),
+                          raw_text(payload.event.raw)))
+    for label, usage, generated, evidence in found:
+        if "completion_tokens" in usage:
+            continue  # SCHEMA-001 judges its type
+        prompt, total = usage.get("prompt_tokens"), usage.get("total_tokens")
+        if generated or (isinstance(total, int) and isinstance(prompt, int) and total != prompt):
+            raise Violation(
+                "usage has no completion_tokens, although tokens were generated",
+                expected="completion_tokens", actual=compact(usage),
+                path="usage.completion_tokens", exchange=label, evidence=evidence,
             )

@@ -1,7 +1,14 @@
 """Pure readers of recorded exchanges: streams, assembled choices, logprob tokens, paths, and
 what a request asks for."""
 
-from .choices import AssembledChoice, Unassemblable, assemble, is_finish, response_choices
+from .choices import (
+    AssembledChoice,
+    Unassemblable,
+    assemble,
+    is_finish,
+    repeats_finish,
+    response_choices,
+)
 from .evidence import clip, compact, raw_text
 from .paths import json_path
 from .request import expected_choices, integer, logprob_arrays, prompt_count, stop_strings
@@ -29,6 +36,7 @@ __all__ = [
     "parse_payload",
     "prompt_count",
     "raw_text",
+    "repeats_finish",
     "response_choices",
     "stop_strings",
     "token_bytes",

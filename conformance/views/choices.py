@@ -11,6 +11,13 @@ What does not change the joined text does not refuse assembly: a chunk whose cho
 finish chunk that carries nothing (no text, finish_reason, logprobs or token, as some servers
 put ``{"index": 0}`` on the usage chunk) is passed over (USAGE-004 judges where usage rides).
 So a server that only leaves keys out is still judged on what it streamed.
+
+DEVIATION: an entry after the finish chunk that repeats the same finish_reason with empty text
+(and logprobs with empty arrays, or none) is passed over too: OpenAI ends a stream cut by
+``max_tokens`` so, the reason on its last token's chunk and once more on a chunk with
+``"text": ""`` (gpt-3.5-turbo-instruct, recorded 2023-10-04:
+https://github.com/LangStream/langstream/blob/72ea2add84cf063e5dec28b68544d41b0e131919/langstream-runtime/langstream-runtime-impl/src/test/java/ai/langstream/kafka/TextCompletionsIT.java).
+FINISH-002 judges a repeat that changes the reason or carries text.
 """
 
 from __future__ import annotations
@@ -84,6 +91,16 @@ def _carries_nothing(entry: dict[str, JSON]) -> bool:
     )
 
 
+def repeats_finish(entry: dict[str, JSON], reason: JSON) -> bool:
+    """An entry that repeats a choice's finish ``reason`` and adds nothing: no text, no token,
+    logprobs null or with empty arrays (OpenAI's trailing chunk on a ``length`` finish)."""
+    logprobs = entry.get("logprobs")
+    empty = logprobs is None or (isinstance(logprobs, dict) and all(
+        value in (None, []) for value in logprobs.values()))
+    return (entry.get("finish_reason") == reason and entry.get("text") in (None, "")
+            and entry.get("token") is None and empty)
+
+
 def assemble(view: StreamView, expected: int) -> dict[int, AssembledChoice]:
     """Choices 0..expected-1 of a stream; raises :class:`Unassemblable` with the reason."""
     assembled: dict[int, AssembledChoice] = {}
@@ -103,7 +120,7 @@ def assemble(view: StreamView, expected: int) -> dict[int, AssembledChoice]:
                 raise Unassemblable(f"event {payload.position} choice {index} has no text string")
             choice = assembled.setdefault(index, AssembledChoice(index))
             if choice.finish_payload is not None:
-                if _carries_nothing(entry):
+                if _carries_nothing(entry) or repeats_finish(entry, choice.finish_reason):
                     continue
                 raise Unassemblable(f"choice {index} has a chunk after its finish chunk")
             choice.texts.append(text)

@@ -73,9 +73,14 @@ class TextAfterFinish(Fault):
 
 @register
 class FinishDoubled(Fault):
+    """A second finish chunk that changes the reason. A plain repeat of the finish chunk (same
+    reason, empty text) is what OpenAI sends on a ``length`` finish, and valid: the
+    ``finish-repeated-on-length`` variant renders it."""
+
     name = "finish-doubled"
-    description = "Every finish chunk is sent twice."
-    breaks = "Exactly one chunk per choice has a non-null finish_reason."
+    description = ("Every finish chunk is sent twice, the second time with another reason "
+                   "(stop after length, length after anything else).")
+    breaks = "A choice's finish_reason, once sent, is never changed."
     hook = "chunks"
     stream = True
 
@@ -83,7 +88,13 @@ class FinishDoubled(Fault):
         for chunk in chunks:
             yield chunk
             if is_finish_chunk(chunk):
-                yield chunk
+                entries = [
+                    {**entry, "text": "",
+                     "finish_reason": "stop" if entry.get("finish_reason") == "length"
+                     else "length"}
+                    for entry in choices(chunk) if entry.get("finish_reason") is not None
+                ]
+                yield {**chunk, "choices": entries}
 
 
 @register

@@ -135,3 +135,18 @@ class UsageKeyMissingOnChunks(Fault):
         if "usage" in payload and payload["usage"] is None:
             del payload["usage"]
         return payload
+
+
+@register
+class CompletionTokensLeftOut(Fault):
+    name = "completion-tokens-left-out"
+    description = ("usage has no completion_tokens where tokens were generated (OpenAI leaves "
+                   "it out only of an answer with none).")
+    breaks = "usage.completion_tokens is reported whenever tokens were generated."
+    hook = "payload"
+
+    def alter_payload(self, payload: Payload, ctx: FaultContext) -> Payload:
+        counts = usage(payload)
+        if counts is not None and counts.get("completion_tokens"):
+            del counts["completion_tokens"]
+        return payload

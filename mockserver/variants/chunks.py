@@ -100,6 +100,26 @@ class FinishOnLastToken(Variant):
 
 
 @register
+class FinishRepeatedOnLength(FinishOnLastToken):
+    name = "finish-repeated-on-length"
+    imitates = ("OpenAI (a stream cut by max_tokens says length on its last token's chunk "
+                "and again on one more chunk with empty text)")
+    description = ("as finish-on-last-token, and each choice that ends with length gets one "
+                   "more chunk repeating the reason, with empty text (and logprobs with "
+                   "empty arrays when asked for)")
+
+    # Recorded: gpt-3.5-turbo-instruct, 2023-10-04, logprobs 5, the last two events
+    # https://github.com/LangStream/langstream/blob/72ea2add84cf063e5dec28b68544d41b0e131919/langstream-runtime/langstream-runtime-impl/src/test/java/ai/langstream/kafka/TextCompletionsIT.java
+
+    def alter_chunks(self, chunks: Iterator[Chunk], ctx: StreamContext) -> Iterator[Chunk]:
+        for chunk in super().alter_chunks(chunks, ctx):
+            yield chunk
+            choice = _choice(chunk)
+            if choice is not None and choice.get("finish_reason") == "length":
+                yield {**chunk, "choices": [_emptied(choice)]}
+
+
+@register
 class EmptyTextChunks(Variant):
     name = "empty-text-chunks"
     imitates = "vLLM (a token that ends inside a UTF-8 character yields a chunk with empty text)"

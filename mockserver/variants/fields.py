@@ -45,3 +45,30 @@ class ExtraFields(Variant):
 
     def alter_body(self, body: dict[str, JSON]) -> dict[str, JSON]:
         return {**body, "choices": _with_extras(body.get("choices"))}
+
+
+def _uncounted(usage: JSON) -> JSON:
+    """``usage`` without ``completion_tokens`` when it is 0."""
+    if isinstance(usage, dict) and usage.get("completion_tokens") == 0:
+        return {key: value for key, value in usage.items() if key != "completion_tokens"}
+    return usage
+
+
+@register
+class CompletionTokensAbsentWhenZero(Variant):
+    name = "completion-tokens-absent-when-zero"
+    imitates = ("OpenAI (an answer that generated nothing has usage "
+                "`{prompt_tokens, total_tokens}`, no `completion_tokens`)")
+    description = "usage leaves completion_tokens out wherever it is 0 (streamed or not)"
+
+    # Recorded 2023-04-11 and 2025-08-07, both an immediate stop:
+    # https://github.com/DataDog/dd-trace-py/blob/f095bfc972fbff40ad12555c08e4f49949140345/tests/contrib/openai/cassettes/completion.yaml
+    # https://github.com/DataDog/dd-trace-py/blob/b5a885068620f928d73b3b40ca4c27f56296ef3f/tests/llmobs/llmobs_cassettes/openai/openai_completions_post_2dbdd8b1.yaml
+
+    def alter_chunks(self, chunks: Iterator[dict[str, JSON]],
+                     ctx: StreamContext) -> Iterator[dict[str, JSON]]:
+        for chunk in chunks:
+            yield {**chunk, "usage": _uncounted(chunk["usage"])} if "usage" in chunk else chunk
+
+    def alter_body(self, body: dict[str, JSON]) -> dict[str, JSON]:
+        return {**body, "usage": _uncounted(body["usage"])} if "usage" in body else body

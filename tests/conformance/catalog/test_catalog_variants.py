@@ -66,3 +66,21 @@ def test_every_variant_fails_no_rule_on_any_profile(
     served: Callable[[str], EmbeddedMock], variant: str, profile: str
 ) -> None:
     check_variant(served, variant, profile)
+
+
+@pytest.mark.parametrize("profile", ["openai", "openai-compatible"])
+def test_openai_repeated_length_finish_is_judged_not_skipped(
+    served: Callable[[str], EmbeddedMock], profile: str
+) -> None:
+    """OpenAI's stream cut by max_tokens repeats its ``length`` on one more empty chunk
+    (issue 49): the determinism rules judge it (they skipped it as "a chunk after its finish
+    chunk" before), and FINISH-002 passes it."""
+    result = run_catalog(served(profile).url_for(profile), profile,
+                         headers=[("X-Mock-Variant", "finish-repeated-on-length")])
+    verdicts = {r.rule.id: (r.verdict.value, r.message) for r in result.results}
+    for rule_id in ("FINISH-002", "FINISH-004", "DET-001", "DET-002", "DET-004", "DET-005",
+                    "USAGE-005", "USAGE-006"):
+        assert verdicts[rule_id][0] == "PASS", (rule_id, verdicts[rule_id])
+    repeated = [label for label, exchange in result.exchanges.items() if exchange.is_sse
+                and exchange.body.count(b'"finish_reason":"length"') == 2]
+    assert repeated, "no stream of the run ended by length"

@@ -169,9 +169,26 @@ UNREACHABLE = {
     "two exchanges",
     "penalties-ignored": "SAMPLING-001/002 compare a penalized greedy answer with the same "
     "request unpenalized: two exchanges",
+    "completion-tokens-left-out": "USAGE-012 is a SHOULD, judged by a fuzz run only with "
+    "--strict (test_should_faults_are_found_with_strict finds it so)",
 }
 """Faults of the sample the fuzzer cannot find, and why: each breaks a rule that compares two
 exchanges (a fuzzed request has no twin), which ``conformance run``'s probes judge."""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("fault", "expected"), [("completion-tokens-left-out", "USAGE-012")])
+def test_should_faults_are_found_with_strict(mock: EmbeddedMock, fault: str, expected: str,
+                                             tmp_path: Path) -> None:
+    """A fault only a SHOULD rule judges is found by ``conformance fuzz --strict``."""
+    report = tmp_path / f"{fault}.json"
+    status, out, err = run_cli([
+        "fuzz", "--base-url", mock.url_for("openai"), "--profile", "openai", "--model",
+        "reference-ngram", "--max-examples", "30", "--seed", "1", "--workers", "1", "-q",
+        "--strict", "--no-shrink", "--header", f"X-Mock-Fault: {fault}", "--json", str(report),
+    ])
+    assert status == 1, out + err
+    assert expected in found_rules(json.loads(report.read_text()))
 
 
 @pytest.mark.slow

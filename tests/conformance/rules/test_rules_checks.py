@@ -87,11 +87,26 @@ def test_empty_string_finish_fails_finish_001_only() -> None:
         assert verdict(rule_id, outcomes) == "PASS", rule_id
 
 
-def test_a_doubled_finish_is_finish_002s_alone() -> None:
-    doubled = frames(chunk(0, "a"), chunk(0, "b", "length"), chunk(0, "", "length"))
-    outcomes = greedy(stream(doubled))
+def test_openais_repeated_length_finish_is_valid_and_judged() -> None:
+    """OpenAI repeats a length finish on one more chunk with empty text (issue 49)."""
+    repeated = frames(chunk(0, "a"), chunk(0, "b", "length"), chunk(0, "", "length"))
+    outcomes = greedy(stream(repeated))
+    for rule_id in ("FINISH-002", "FINISH-004", "DET-001"):
+        assert verdict(rule_id, outcomes) == "PASS", rule_id
+
+
+def test_a_finish_that_changes_its_reason_is_finish_002s_alone() -> None:
+    changed = frames(chunk(0, "a"), chunk(0, "b", "length"), chunk(0, "", "stop"))
+    outcomes = greedy(stream(changed))
     assert verdict("FINISH-002", outcomes) == "FAIL"
     assert verdict("FINISH-004", outcomes) == "PASS"
+    assert verdict("DET-001", outcomes) == "SKIP"
+
+
+def test_a_repeated_finish_with_text_fails_finish_002() -> None:
+    texted = frames(chunk(0, "a"), chunk(0, "b", "length"), chunk(0, "c", "length"))
+    outcomes = greedy(stream(texted))
+    assert verdict("FINISH-002", outcomes) == "FAIL"
     assert verdict("DET-001", outcomes) == "SKIP"
 
 
@@ -269,3 +284,28 @@ def test_a_connection_the_server_breaks_fails_errors_008_and_errors_nothing() ->
         assert verdict("DET-001", outcomes) == "SKIP"
         result = evaluate(rule("USAGE-010"), SETTINGS, outcomes, {})
         assert result.verdict.value == "SKIP" and "ERRORS-008" in result.message
+
+
+def _answer(text: str, usage: dict) -> Exchange:
+    return json_exchange(
+        {"id": "c", "object": "text_completion", "created": 1, "model": MODEL,
+         "choices": [{"index": 0, "text": text, "logprobs": None, "finish_reason": "stop"}],
+         "usage": usage},
+        request_body=PLAIN_BODY,
+    )
+
+
+def test_openais_empty_answer_may_leave_completion_tokens_out() -> None:
+    """OpenAI's usage of an answer with no generated text (issue 49): no completion_tokens."""
+    outcomes = greedy(stream(GOOD), _answer("", {"prompt_tokens": 5, "total_tokens": 5}))
+    for rule_id in ("SCHEMA-001", "USAGE-001", "USAGE-012"):
+        assert verdict(rule_id, outcomes) == "PASS", rule_id
+
+
+def test_completion_tokens_left_out_of_generated_text_is_usage_012s() -> None:
+    for usage in ({"prompt_tokens": 5, "total_tokens": 7}, {"prompt_tokens": 5, "total_tokens": 5}):
+        outcomes = greedy(stream(GOOD), _answer("ab", usage))
+        assert verdict("USAGE-012", outcomes) == "NON_STRICT", usage
+        assert verdict("SCHEMA-001", outcomes) == "PASS"
+    outcomes = greedy(stream(GOOD), _answer("ab", {"prompt_tokens": 5, "total_tokens": 7}))
+    assert verdict("USAGE-001", outcomes) == "PASS"  # not read as 0: USAGE-012's defect alone

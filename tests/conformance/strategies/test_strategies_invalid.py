@@ -50,3 +50,20 @@ def test_lenient_limits_are_never_called_invalid() -> None:
             assert case.body["logprobs"] <= 5 or case.param != "logprobs"
 
     check()
+
+
+@pytest.mark.parametrize("profile", ["vllm", "openai-compatible"])
+def test_an_empty_model_is_a_missing_one_where_the_profile_lets_it_default(profile: str) -> None:
+    """vLLM serves its model for ``"model": ""`` as for no model (issue 49): neither is a
+    request every server must reject, under the profiles that let a server fill model in."""
+    body = {"model": "", "prompt": "p", "max_tokens": 2}
+    assert classify(body, spec.get_profile(profile)).kind == "ignorable"
+    assert classify(body, spec.get_profile("openai")).kind == "schema"
+
+    @settings(max_examples=60, deadline=None, database=None,
+              suppress_health_check=list(HealthCheck))
+    @given(invalid_completion_requests(profile))
+    def check(case: InvalidRequest) -> None:
+        assert not (isinstance(case.body, dict) and case.body.get("model") == "")
+
+    check()
