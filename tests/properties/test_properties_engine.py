@@ -96,7 +96,7 @@ def test_seeded_usage_stop_and_logprob_invariants(profile: str) -> None:
     SMALL(given(bodies(profile))(lambda body: check_invariants(body, profile)))()
 
 
-@pytest.mark.slow
+@pytest.mark.nightly  # the same properties run small in the default suite
 @pytest.mark.parametrize("profile", PROFILES)
 def test_engine_properties_at_length(profile: str) -> None:
     def both(body: dict) -> None:

@@ -87,7 +87,7 @@ def test_invalid_requests_get_the_profile_error(live_mock: EmbeddedMock, profile
         lambda case, stream: check_invalid(live_mock, profile, case, stream)))()
 
 
-@pytest.mark.slow
+@pytest.mark.nightly  # the same properties run small in the default suite
 @pytest.mark.parametrize("profile", PROFILES)
 def test_mock_properties_at_length(live_mock: EmbeddedMock, profile: str) -> None:
     LARGE(given(valid_bodies(profile))(lambda body: check_valid(live_mock, profile, body)))()

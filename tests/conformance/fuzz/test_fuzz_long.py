@@ -171,6 +171,12 @@ UNREACHABLE = {
     "request unpenalized: two exchanges",
     "completion-tokens-left-out": "USAGE-012 is a SHOULD, judged by a fuzz run only with "
     "--strict (test_should_faults_are_found_with_strict finds it so)",
+    "logit-bias-ignored": "PARAMS-002/003 bias a token of a greedy baseline's answer and compare: "
+    "two exchanges",
+    "min-tokens-ignored": "FRIENDLI-010 and EXT-001 need a greedy answer that ends sooner than "
+    "min_tokens, which a baseline shows: two exchanges",
+    "stop-token-ids-ignored": "EXT-003 stops at a token id of the greedy answer and compares the "
+    "text with it: two exchanges",
 }
 """Faults of the sample the fuzzer cannot find, and why: each breaks a rule that compares two
 exchanges (a fuzzed request has no twin), which ``conformance run``'s probes judge."""
@@ -206,6 +212,13 @@ def test_every_sixth_fault_is_found_in_100_examples(mock: EmbeddedMock, mock_fau
         "fuzz", "--base-url", mock.url_for(profile), "--profile", profile, "--model",
         "reference-ngram", "--max-examples", "100", "--seed", "1", "--workers", "1", "-q",
         "--no-shrink", "--header", f"X-Mock-Fault: {fault}", "--json", str(report),
+        "--timeout", SAMPLE_TIMEOUT,
     ])
     assert status == 1, out + err
     assert found_rules(json.loads(report.read_text())), out
+
+
+SAMPLE_TIMEOUT = "2"
+"""Each request's --timeout in the sample's runs: the mock answers in milliseconds, and a fault
+that holds a stream open (``stall``) costs one timeout per streamed request (421 s at the
+default, ~30 s at 2 s)."""
