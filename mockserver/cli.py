@@ -178,11 +178,13 @@ def main(argv: list[str] | None = None) -> int:
         for variant in all_variants():
             print(f"{variant.name}\t{variant.imitates}")
         return 0
-    configure_logging(args.log_level, args.log_format)
     try:
         config = config_from_args(args)
     except (UnknownFaultError, UnknownVariantError, ValueError) as error:
         parser.error(str(error))
+    # after the usage errors: a refused command line leaves the process's logging as it was
+    # (run in-process, as tests do, it bound the root logger to a stream closed after them)
+    configure_logging(args.log_level, args.log_format)
     if args.replay:
         return _replay(args, config)
     if config.workers > 1:
