@@ -32,8 +32,7 @@ from conformance.strategies import (
     scored_echoes,
     stop_requests,
 )
-from conformance.validity import classify
-from conformance.views import StreamView, compact
+from conformance.views import compact
 from spec import JSON
 
 from .bindings import binder_for
@@ -41,7 +40,7 @@ from .bodies import Caps
 from .exchange import to_exchange
 from .memo import remembered
 from .produced import Produced
-from .reading import read
+from .reading import read, sample_of_exchange
 from .sample import Sample
 
 
@@ -176,12 +175,9 @@ def sample_of(run: FuzzRun, response: schemathesis.Response, case: schemathesis.
 
     def make() -> Sample:
         exchange = to_exchange(response, secret_headers=run.secret_headers)
-        body = exchange.request.json() if exchange.request.body else None
-        if exchange.request.body and body is None:
-            body = exchange.request.body.decode("utf-8", "replace")
-        sample = Sample(operation, body, classify(body, run.settings.profile), exchange)
-        if exchange.is_sse and exchange.status == 200:  # parsed once, for latency and checks
-            view = sample.views[id(exchange)] = StreamView(exchange)
+        sample = sample_of_exchange(operation, exchange, run.settings)
+        view = sample.views.get(id(exchange))
+        if view is not None:  # parsed once, for latency and checks
             run.latency.add(chunk_times(exchange, view))
         return sample
 

@@ -13,6 +13,9 @@ from typing import NamedTuple
 from conformance.check_context import CheckContext
 from conformance.model import HarnessProblem, NotApplicable, Rule, Violation
 from conformance.settings import Settings
+from conformance.transport import Exchange
+from conformance.validity import classify
+from conformance.views import StreamView
 
 from .bindings import Outcomes, binder_for
 from .sample import Sample
@@ -27,6 +30,18 @@ class Reading(NamedTuple):
 
 
 UNREAD = Reading(None, False)
+
+
+def sample_of_exchange(operation: str, exchange: Exchange, settings: Settings) -> Sample:
+    """``exchange`` as a :class:`Sample`: its request body (JSON, else the text), what the
+    contract makes of it under the profile, and a successful stream parsed once."""
+    body = exchange.request.json() if exchange.request.body else None
+    if exchange.request.body and body is None:
+        body = exchange.request.body.decode("utf-8", "replace")
+    sample = Sample(operation, body, classify(body, settings.profile), exchange)
+    if exchange.is_sse and exchange.status == 200:
+        sample.views[id(exchange)] = StreamView(exchange)
+    return sample
 
 
 def read(rule: Rule, settings: Settings, sample: Sample,

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
 from conformance.fuzz.bindings import Outcomes, binder_for
-from conformance.fuzz.reading import read
+from conformance.fuzz.reading import read, sample_of_exchange
 from conformance.fuzz.sample import NOT_JUDGED_STATUSES, Sample
 from conformance.model import Finding, Level, Rule, RuleResult, Verdict, Violation
 from conformance.model.coverage import NOT_CLAIMED
@@ -27,8 +27,6 @@ from conformance.probes.model import ProbeOutcome
 from conformance.rules.errors import REFUSED
 from conformance.settings import Settings
 from conformance.transport import Exchange, to_curl
-from conformance.validity import classify
-from conformance.views import StreamView
 
 from .recordings.recorded import Recorded, Unjudgeable, exchange_of
 
@@ -126,15 +124,7 @@ class Judge:
                 self._keep(rule, violation, recorded, exchange, outcomes)
 
     def _sample(self, exchange: Exchange) -> Sample:
-        """The exchange with what the contract makes of its request, as the fuzzer builds one
-        (:func:`conformance.fuzz.checks.sample_of`)."""
-        body = exchange.request.json() if exchange.request.body else None
-        if exchange.request.body and body is None:
-            body = exchange.request.body.decode("utf-8", "replace")
-        sample = Sample("completions", body, classify(body, self.settings.profile), exchange)
-        if exchange.is_sse and exchange.status == 200:
-            sample.views[id(exchange)] = StreamView(exchange)
-        return sample
+        return sample_of_exchange("completions", exchange, self.settings)
 
     def _keep(self, rule: Rule, violation: Violation, recorded: Recorded, exchange: Exchange,
               outcomes: Outcomes) -> None:
