@@ -11,6 +11,11 @@ the first field must take one of ``allowed``), ``requires_value`` (when the firs
 second field's value), ``valid_json_schema`` and ``regex_without_lookarounds`` (the value at
 ``path`` inside the first field, when that field matches ``where``, is a valid JSON Schema /
 a pattern with no lookahead or lookbehind).
+
+Most rules hold for every profile of a wire; a vendor whose own validation differs narrows a
+rule with ``profiles`` (only these profiles) or ``except_profiles`` (all but these), so each
+profile judges by its vendor's checks (vLLM's ``stream_options`` rule counts an empty object as
+left out, say). ``empty_is_absent: true`` makes ``{}``, ``[]`` and ``""`` count as not given.
 """
 
 from __future__ import annotations
@@ -48,8 +53,11 @@ class CrossFieldViolation:
     message: str
 
 
-def _given(request: Mapping[str, JSON], name: str) -> bool:
-    return request.get(name) is not None
+def _given(request: Mapping[str, JSON], name: str, *, empty_is_absent: bool = False) -> bool:
+    value = request.get(name)
+    if empty_is_absent and value in ({}, [], ""):
+        return False
+    return value is not None
 
 
 def _value(request: Mapping[str, JSON], name: str, defaults: Mapping[str, JSON]) -> JSON:
@@ -96,7 +104,8 @@ def _forbids_when(rule: CrossFieldRule, request: Mapping[str, JSON]) -> bool:
 
 
 def _requires_value(rule: CrossFieldRule, request: Mapping[str, JSON]) -> bool:
-    if not _given(request, rule.fields[0]):
+    if not _given(request, rule.fields[0],
+                  empty_is_absent=bool(rule.options.get("empty_is_absent"))):
         return True
     return _conditions_hold(request, rule.options["requires"])
 
@@ -216,6 +225,15 @@ def cross_field_violations(
 
 
 def cross_field_rules_for(profile_name: str) -> tuple[CrossFieldRule, ...]:
-    """The cross-field rules that apply to the profile ``profile_name``: those of its wire."""
-    wire = get_profile(profile_name).wire
-    return tuple(rule for rule in cross_field_rules() if wire in rule.wires)
+    """The cross-field rules that apply to the profile ``profile_name``: those of its wire,
+    narrowed by a rule's ``profiles`` / ``except_profiles``."""
+    profile = get_profile(profile_name)
+    return tuple(rule for rule in cross_field_rules() if _applies(rule, profile.wire,
+                                                                     profile.name))
+
+
+def _applies(rule: CrossFieldRule, wire: str, name: str) -> bool:
+    only = rule.options.get("profiles")
+    excepted = rule.options.get("except_profiles") or []
+    return (wire in rule.wires and (not isinstance(only, list) or name in only)
+            and not (isinstance(excepted, list) and name in excepted))

@@ -35,6 +35,7 @@ def profile_document(name: str) -> dict[str, JSON]:
         paths.setdefault(op.path, {})[op.method.lower()] = operation
     document["paths"] = dict(paths)
     _own_answers(document, profile)
+    _own_request(document, profile)
     request = document["components"]["schemas"][profile.schema_names["request"]]
     request["properties"] = {
         field: request["properties"][field] for field in profile.request_fields
@@ -43,6 +44,19 @@ def profile_document(name: str) -> dict[str, JSON]:
     request["additionalProperties"] = False
     document["info"]["title"] += f" (profile {name})"
     return document
+
+
+def _own_request(document: dict[str, JSON], profile: Profile) -> None:
+    """The completions operation's request body in the profile's own request schema: the
+    shipped path gives OpenAI's ``CompletionRequest``, and a vendor's schema (vLLM's, whose
+    extra fields and own limits the fuzzer must draw from) names no path of its own."""
+    op = profile.operations.get("completions")
+    operation = document["paths"].get(op.path, {}).get(op.method.lower()) if op else None
+    if not isinstance(operation, dict):
+        return
+    content = operation.get("requestBody", {}).get("content", {}).get("application/json")
+    if isinstance(content, dict):
+        content["schema"] = {"$ref": SCHEMAS + profile.schema_names["request"]}
 
 
 def _own_answers(document: dict[str, JSON], profile: Profile) -> None:

@@ -109,15 +109,23 @@ def _ids(value: JSON) -> JSON:
     return value
 
 
+def within_token_space(body: dict[str, JSON]) -> dict[str, JSON]:
+    """``body`` with its token-id prompts' ids reduced below :data:`TOKEN_ID_SPACE` (a copy):
+    ids valid in one vocabulary (the document's examples are GPT-2's) are out of another's."""
+    body = copy.deepcopy(body)
+    for name in ("prompt", "tokens", "eos_token", "forced_output_tokens", "allowed_token_ids",
+                 "stop_token_ids"):
+        if name in body:
+            body[name] = _ids(body[name])
+    return body
+
+
 def servable(body: dict[str, JSON], profile: spec.Profile, *, model: str,
              features: frozenset[str] | None = None) -> dict[str, JSON]:
     """A valid body made servable by any server of the profile (see the module docstring)."""
-    body = copy.deepcopy(body)
+    body = within_token_space(body)
     body["model"] = model
     _drop_unclaimed(body, profile.features if features is None else features)
-    for name in ("prompt", "tokens", "eos_token", "forced_output_tokens"):
-        if name in body:
-            body[name] = _ids(body[name])
     for name in ("bad_word_tokens", "stop_tokens"):
         if isinstance(body.get(name), list):
             body[name] = [{**s, "tokens": _ids(s.get("tokens"))} if isinstance(s, dict) else s
@@ -199,6 +207,10 @@ def _meet_cross_field_rules(body: dict[str, JSON], profile_name: str) -> dict[st
             body["best_of"] = body.get("n") or 1
         elif rule.rule_id == "prompt-xor-tokens" and "prompt" in body and "tokens" in body:
             body.pop("tokens")
+        elif rule.rule_id == "vllm-max-tokens-zero-needs-echo":
+            body["max_tokens"] = 1  # left out, the server would generate to its context's end
+        elif rule.rule_id == "vllm-min-tokens-at-most-max-tokens":
+            body["min_tokens"] = body["max_tokens"]
         else:
             body.pop(rule.param, None)
     return body

@@ -34,7 +34,7 @@ from schemathesis.openapi.checks import RejectedPositiveData
 
 from conformance.validity import classify
 
-from .bodies import cap, servable
+from .bodies import cap, servable, within_token_space
 from .checks import FuzzRun, run_for, run_of
 
 JSON_MEDIA = "application/json"
@@ -118,8 +118,9 @@ def map_case(context: schemathesis.HookContext, case: schemathesis.Case) -> sche
 def before_add_examples(context: schemathesis.HookContext,
                         examples: list[schemathesis.Case]) -> None:
     """The examples phase's cases (schemathesis applies ``map_case`` to generated cases only):
-    routing headers dropped and the run's model named, everything else sent as the document
-    writes it. An example is the contract's own request, valid or deliberately not (the
+    routing headers dropped, the run's model named and token ids brought within every
+    vocabulary (:func:`within_token_space`), everything else sent as the document writes it.
+    An example is the contract's own request, valid or deliberately not (the
     ``stream_options`` one without ``stream`` is how ERRORS-004 meets an ignored cross-field
     rule), so it is not repaired or capped; the document's examples are small."""
     for case in examples:
@@ -132,7 +133,7 @@ def before_add_examples(context: schemathesis.HookContext,
         body = case.body
         if (run.operations.get(case.operation.label) == "completions" and isinstance(body, dict)
                 and isinstance(body.get("model"), str)):
-            case.body = cast(Any, {**body, "model": run.settings.model})
+            case.body = cast(Any, {**within_token_space(body), "model": run.settings.model})
 
 
 def _only_the_body_is_negative(case: schemathesis.Case) -> bool:

@@ -77,6 +77,7 @@ def _cross_field_cases(profile: spec.Profile) -> list[tuple[str, dict[str, JSON]
         ("best-of-streamed", {"best_of": 2, "n": 1, "stream": True}),
         ("stream-options-without-stream", {"stream": False,
                                            "stream_options": {"include_usage": True}}),
+        ("max-tokens-zero-without-echo", {"max_tokens": 0}),  # vLLM's own check
     ]
 
 

@@ -294,20 +294,39 @@ def offsets_from_prompt(ctx: CheckContext) -> None:
     _check_offsets(ctx)
 
 
+def collapsed_alike(entry: dict[str, JSON]) -> bool:
+    """Whether ``entry`` may have lost alternatives to the object's keys: two tokens that each
+    decode to no text of their own (the bytes of one character, split) both key as ``""`` or
+    ``"\ufffd"``, and a JSON object keeps one of them.
+
+    DEVIATION: vLLM builds each entry as ``{decoded token: logprob}``
+    (``_create_completion_logprobs``:
+    https://github.com/vllm-project/vllm/blob/v0.32.0/vllm/entrypoints/openai/completion/serving.py),
+    and its byte-fallback alternatives collapse so; a live fuzz of vLLM 0.32 on the lab's Llama
+    found 819 short entries in 2,424, each holding such a key, and none without one.
+    OpenAI keys a partial character as ``"bytes:\\x.."`` and loses none.
+    """
+    return any(key == "" or "\ufffd" in key for key in entry)
+
+
 @rule(
     "LOGPROBS-006", MUST, "top_logprobs has logprobs or logprobs+1 entries",
     requirement="Each non-null top_logprobs entry holds at least logprobs and at most "
-    "logprobs + 1 alternatives.",
+    "logprobs + 1 alternatives (fewer only where alternatives that decode to no text of their "
+    "own, keyed \"\" or U+FFFD, had to share a key).",
     citation=f"{LOGPROBS} (\"up to logprobs + 1 entries per position\"); {BUGS} #28",
     source=SPEC, probes=("logprobs",), features=("logprobs",),
-    faults=("logprobs-too-many-top",), fuzz="logprobs",
+    faults=("logprobs-too-many-top", "logprobs-too-few-top"), fuzz="logprobs",
 )
 def top_sized(ctx: CheckContext) -> None:
     top = ctx.note("logprobs", "top")
     for label, _, arrays, _ in _arrays(ctx):
         want = 0 if label.endswith("l0") else int(top)  # type: ignore[arg-type]
         for i, entry in enumerate(arrays["top_logprobs"]):
-            if isinstance(entry, dict) and not want <= len(entry) <= want + 1:
+            if not isinstance(entry, dict):
+                continue
+            short = len(entry) < want and not collapsed_alike(entry)
+            if short or len(entry) > want + 1:
                 raise Violation(
                     f"top_logprobs[{i}] has {len(entry)} entries for logprobs {want}",
                     expected=f"{want} or {want + 1}", actual=len(entry),

@@ -94,6 +94,26 @@ class LogprobsTooManyTop(_LogprobsFault):
 
 
 @register
+class LogprobsTooFewTop(_LogprobsFault):
+    name = "logprobs-too-few-top"
+    description = "top_logprobs entries hold only the chosen token when logprobs asks for more."
+    breaks = "Each top_logprobs entry has at least logprobs items."
+
+    def alter_payload(self, payload: Payload, ctx: FaultContext) -> Payload:
+        if (ctx.logprobs or 0) < 2:
+            return payload
+        for logprobs in logprobs_objects(payload):
+            tokens = logprobs.get("tokens", [])
+            tops = logprobs.get("top_logprobs", [])
+            if not isinstance(tokens, list) or not isinstance(tops, list):
+                continue
+            for i, (token, top) in enumerate(zip(tokens, tops, strict=False)):
+                if isinstance(top, dict) and token in top:
+                    tops[i] = {token: top[token]}
+        return payload
+
+
+@register
 class LogprobsPositive(_LogprobsFault):
     name = "logprobs-positive"
     description = "Log probabilities are reported as positive numbers (|logprob| + 0.5)."

@@ -34,6 +34,20 @@ BASE = {"model": "m", "prompt": "hi"}
             ["stream-options-need-stream"],
         ),
         ({**BASE, "stream_options": None}, "openai", []),
+        ({**BASE, "stream_options": {}}, "openai", ["stream-options-need-stream"]),
+        # vLLM's own checks: an empty stream_options counts as left out, max_tokens 0 needs echo
+        ({**BASE, "stream_options": {}}, "vllm", []),
+        ({**BASE, "stream_options": {"include_usage": True}}, "vllm",
+         ["vllm-stream-options-need-stream"]),
+        ({**BASE, "max_tokens": 0}, "vllm", ["vllm-max-tokens-zero-needs-echo"]),
+        ({**BASE, "max_tokens": 0, "echo": False}, "vllm", ["vllm-max-tokens-zero-needs-echo"]),
+        ({**BASE, "max_tokens": 0, "echo": True}, "vllm", []),
+        ({**BASE, "max_tokens": 1}, "vllm", []),
+        ({**BASE, "max_tokens": 0}, "openai", []),
+        ({**BASE, "max_tokens": 2, "min_tokens": 4}, "vllm",
+         ["vllm-min-tokens-at-most-max-tokens"]),
+        ({**BASE, "max_tokens": 4, "min_tokens": 4}, "vllm", []),
+        ({**BASE, "min_tokens": 40}, "vllm", []),  # no max_tokens: the context's length bounds it
         ({**BASE, "stream_options": {}, "stream": True}, "openai", []),
         ({"model": "m"}, "friendli", ["prompt-xor-tokens"]),
         ({"model": "m", "prompt": "x", "tokens": [1]}, "friendli", ["prompt-xor-tokens"]),
@@ -69,11 +83,15 @@ def test_violation_names_the_first_field_as_param() -> None:
     assert "best_of" in violation.message
 
 
-def test_every_rule_names_wires_that_exist_and_a_source() -> None:
+def test_every_rule_names_wires_and_profiles_that_exist_and_a_source() -> None:
     wires = {spec.get_profile(name).wire for name in spec.profile_names()}
     for rule in spec.cross_field_rules():
         assert rule.wires and rule.wires <= wires, rule.id
         assert rule.source and rule.message, rule.id
+        for key in ("profiles", "except_profiles"):
+            named = rule.options.get(key, [])
+            assert isinstance(named, list), rule.id
+            assert set(named) <= set(spec.profile_names()), (rule.id, key)
 
 
 def _format(response_format: dict) -> dict:

@@ -144,3 +144,8 @@ def test_profile_document_is_valid_and_narrowed(name: str) -> None:
     assert operations == {op.operation_id for op in profile.operations.values()}
     request = document["components"]["schemas"][profile.schema_names["request"]]
     assert list(request["properties"]) == list(profile.request_fields)
+    completions = profile.operations["completions"]
+    body = document["paths"][completions.path][completions.method.lower()]["requestBody"]
+    # what a generator draws is the profile's own request (vLLM's limits and extra fields)
+    assert body["content"]["application/json"]["schema"] == {
+        "$ref": "#/components/schemas/" + profile.schema_names["request"]}

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 
 import spec
-from conformance.fuzz.bodies import Caps, cap, servable
+from conformance.fuzz.bodies import Caps, cap, servable, within_token_space
 from conformance.strategies import completion_requests
 from conformance.validity import classify
 
@@ -97,7 +97,26 @@ def test_servable_meets_friendli_cross_field_rules() -> None:
     assert not spec.cross_field_violations(fixed, "friendli")
 
 
-@pytest.mark.parametrize("profile", ["openai", "openai-compatible", "friendli"])
+def test_token_ids_are_brought_within_every_vocabulary() -> None:
+    body = {**BASE, "prompt": [[464, 1361]], "echo": True}
+    assert within_token_space(body)["prompt"] == [[464 % 256, 1361 % 256]]
+    assert body["prompt"] == [[464, 1361]]  # a copy
+    assert within_token_space({**BASE, "prompt": "Hi"})["prompt"] == "Hi"
+
+
+def test_servable_meets_vllms_own_checks_without_lifting_the_cap() -> None:
+    """vLLM refuses max_tokens 0 without echo and min_tokens above max_tokens: the repair
+    keeps a bound (left out, max_tokens would run to the end of the model's context)."""
+    vllm = spec.get_profile("vllm")
+    fixed = servable({**BASE, "max_tokens": 0, "stream_options": {}}, vllm, model="m")
+    assert fixed["max_tokens"] == 1 and fixed["stream_options"] == {}
+    assert servable({**BASE, "max_tokens": 0, "echo": True}, vllm, model="m")["max_tokens"] == 0
+    fixed = servable({**BASE, "max_tokens": 3, "min_tokens": 9}, vllm, model="m")
+    assert fixed["max_tokens"] == 3 and fixed["min_tokens"] == 3
+    assert not spec.cross_field_violations(fixed, "vllm")
+
+
+@pytest.mark.parametrize("profile", ["openai", "openai-compatible", "friendli", "vllm"])
 def test_capped_valid_bodies_stay_valid(profile: str) -> None:
     chosen = spec.get_profile(profile)
     caps = Caps(max_tokens=4, max_n=2)

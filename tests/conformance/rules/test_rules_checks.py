@@ -309,3 +309,28 @@ def test_completion_tokens_left_out_of_generated_text_is_usage_012s() -> None:
         assert verdict("SCHEMA-001", outcomes) == "PASS"
     outcomes = greedy(stream(GOOD), _answer("ab", {"prompt_tokens": 5, "total_tokens": 7}))
     assert verdict("USAGE-001", outcomes) == "PASS"  # not read as 0: USAGE-012's defect alone
+
+
+def _top_entries(tops: list[dict[str, float]]) -> dict[str, ProbeOutcome]:
+    tokens = [next(iter(top)) for top in tops]
+    chosen = [top[t] for t, top in zip(tokens, tops, strict=True)]
+    logprobs = {"tokens": tokens, "token_logprobs": chosen,
+                "top_logprobs": tops,
+                "text_offset": [1 + len("".join(tokens[:i])) for i in range(len(tokens))]}
+    request = {**PLAIN_BODY, "logprobs": 3}
+    exchange = _completion("".join(tokens), "length", logprobs=logprobs, request_body=request)
+    return {"logprobs": ProbeOutcome("logprobs", exchanges={"ln": exchange},
+                                     requests={"ln": request}, notes={"prompt": "p", "top": 3})}
+
+
+def test_a_short_top_logprobs_entry_is_a_violation_unless_its_keys_collapsed() -> None:
+    """Alternatives that decode to no text of their own (split bytes of one character) share
+    the key "\ufffd" or "" in a JSON object: vLLM's entries come short that way, by construction."""
+    full = {" a": -0.1, " b": -2.0, " c": -3.0}
+    assert verdict("LOGPROBS-006", _top_entries([full, full])) == "PASS"
+    assert verdict("LOGPROBS-006", _top_entries([full, {" a": -0.1, " b": -2.0}])) == "FAIL"
+    collapsed = {" a": -0.1, "\ufffd": -2.0}
+    assert verdict("LOGPROBS-006", _top_entries([full, collapsed])) == "PASS"
+    assert verdict("LOGPROBS-006", _top_entries([full, {" a": -0.1, "": -2.0}])) == "PASS"
+    too_many = {**full, " d": -4.0, " e": -5.0}
+    assert verdict("LOGPROBS-006", _top_entries([full, too_many])) == "FAIL"

@@ -66,6 +66,13 @@ def _(live: LiveServer) -> None:
     assert all(len(top) == 4 for top in tops)
 
 
+@scenario("logprobs-too-few-top")
+def _(live: LiveServer) -> None:
+    answer = logprobs_of(send(live, "logprobs-too-few-top", body(logprobs=3)))
+    assert all(list(top) == [token]
+               for token, top in zip(answer["tokens"], answer["top_logprobs"], strict=True))
+
+
 @scenario("logprobs-positive")
 def _(live: LiveServer) -> None:
     values = logprobs_of(send(live, "logprobs-positive", body(logprobs=1)))["token_logprobs"]
