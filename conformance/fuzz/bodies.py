@@ -77,7 +77,9 @@ def cap(body: JSON, caps: Caps, *, friendli: bool) -> JSON:
     elif _is_int(limit):
         body["max_tokens"] = min(limit, caps.max_tokens)
     for name, bound in (("n", caps.max_n), ("best_of", caps.max_best_of),
-                        ("min_tokens", caps.max_tokens), ("logprobs", 20)):
+                        ("min_tokens", caps.max_tokens), ("logprobs", 20),
+                        # within any model's context (vLLM refuses more than its length)
+                        ("truncate_prompt_tokens", caps.max_token_ids)):
         if _is_int(body.get(name)):
             body[name] = min(body[name], bound)
     if _is_int(body.get("min_total_tokens")):

@@ -7,6 +7,7 @@ available, with the stream terminated by a ``data: [DONE]`` message".
 
 from __future__ import annotations
 
+import spec
 from spec import JSON
 
 from .model import ProbeSession
@@ -73,18 +74,27 @@ async def batch(s: ProbeSession) -> None:
     A server may refuse ``n > 1`` at temperature 0 as a request form of its own (vLLM: 400 "n
     must be 1 when using greedy sampling"): ERRORS-008 fails that refusal, and the request is
     sent again sampled (:func:`sampled_retry`) so that the rules of indices and usage judge
-    what they serve instead of failing the same refusal again."""
+    what they serve instead of failing the same refusal again. Where the profile's own
+    cross-field rules refuse the greedy form (``vllm``), only the sampled one is sent."""
     common = {"max_tokens": s.settings.max_tokens, "temperature": 0}
     prompts = [PROMPT_A, PROMPT_B]
     plain = s.body(prompts, **common, n=2)
     streamed = s.body(prompts, **common, n=2, stream=True, stream_options=usage_options(s))
+    s.note("prompts", prompts)
+    s.note("n", 2)
+    refused = spec.cross_field_violations(plain, s.settings.profile.name)
+    if refused:  # the profile's own check (vLLM's): only the sampled form is a valid request
+        for key in ("ns", "s"):
+            s.missing(key, f"not sent: {refused[0].message} (the profile's own rule)")
+        await s.gather(s.complete(RETRIED["ns"], sampled_retry(s, plain)),
+                       s.complete(RETRIED["s"], sampled_retry(s, streamed)),
+                       s.complete("b", s.body(PROMPT_B, **common)))
+        return
     answers = await s.gather(
         s.complete("ns", plain),
         s.complete("s", streamed),
         s.complete("b", s.body(PROMPT_B, **common)),
     )
-    s.note("prompts", prompts)
-    s.note("n", 2)
     retries = [s.complete(RETRIED[key], sampled_retry(s, body))
                for key, body, answer in (("ns", plain, answers[0]), ("s", streamed, answers[1]))
                if answer.status in REFUSED_FORM]

@@ -48,6 +48,12 @@ BASE = {"model": "m", "prompt": "hi"}
          ["vllm-min-tokens-at-most-max-tokens"]),
         ({**BASE, "max_tokens": 4, "min_tokens": 4}, "vllm", []),
         ({**BASE, "min_tokens": 40}, "vllm", []),  # no max_tokens: the context's length bounds it
+        ({**BASE, "n": 2, "temperature": 0}, "vllm", ["vllm-greedy-n-is-one"]),
+        ({**BASE, "n": 2, "temperature": 0.7}, "vllm", []),
+        ({**BASE, "n": 2, "temperature": 0}, "openai", []),
+        ({**BASE, "prompt_logprobs": 2, "stream": True}, "vllm",
+         ["vllm-prompt-logprobs-not-streamed"]),
+        ({**BASE, "prompt_logprobs": 2}, "vllm", []),
         ({**BASE, "stream_options": {}, "stream": True}, "openai", []),
         ({"model": "m"}, "friendli", ["prompt-xor-tokens"]),
         ({"model": "m", "prompt": "x", "tokens": [1]}, "friendli", ["prompt-xor-tokens"]),
