@@ -22,10 +22,14 @@ three things happens:
   neither counts nor breaks the row, and the rules judge it (a server that dies after invalid
   input fails ERRORS-006 rather than cutting the run short).
 
-A request whose connection fails before a single response byte arrives is sent once more on a
-fresh connection before it counts as a network failure: a server may close an idle keep-alive
-connection just as the next request goes out on it (RFC 9112 section 9.3.1 lets a client retry
-then), and that race is the connection pool's, not the server's conformance.
+A request that went out on a reused keep-alive connection which then failed before a single
+response byte arrived is sent once more, on a fresh connection, and the lost attempt is never a
+finding: a server may close an idle keep-alive connection just as the next request goes out on
+it (RFC 9112 section 9.3.1 and RFC 9110 section 9.2.2 let a client retry then; the ``openai``
+client does), and that race is the connection pool's, not the server's conformance. The resend
+keeps the first attempt's error (``Exchange.resent_after``) and :attr:`Client.resent` counts
+them. A request lost on a connection of its own is the server's failure and is returned as it
+is; so is a resend lost too, and an answer cut off after its first byte.
 """
 
 from __future__ import annotations
@@ -44,10 +48,10 @@ from conformance.transport import (
     Limits,
     MemoryBudget,
     Termination,
+    lost_on_reused_connection,
     open_session,
     record,
 )
-from conformance.transport import lost_before_answer as transport_lost_before_answer
 from spec import JSON
 
 from .settings import Settings
@@ -113,11 +117,14 @@ def waited_in_vain(exchange: Exchange) -> bool:
             or exchange.failure is Failure.CONNECT_TIMEOUT)
 
 
-def lost_before_answer(exchange: Exchange) -> bool:
-    """True when the connection failed before any response byte arrived (the one test,
-    :func:`conformance.transport.lost_before_answer`, the fuzzer asks too)."""
-    return transport_lost_before_answer(
-        exchange.termination, exchange.status is not None or exchange.bytes_received > 0)
+def lost_on_reuse(exchange: Exchange) -> bool:
+    """True when the request went out on a reused connection that failed before any response
+    byte arrived, so it is sent once more on a fresh one (the one test,
+    :func:`conformance.transport.lost_on_reused_connection`, the fuzzer asks too)."""
+    return lost_on_reused_connection(
+        exchange.termination,
+        exchange.status is not None or exchange.bytes_received > 0 or exchange.head_began,
+        exchange.reused_connection)
 
 
 class Client:
@@ -137,6 +144,9 @@ class Client:
         self.sent = 0
         self.answered = 0
         """Requests that got a status line (each after its retries)."""
+        self.resent = 0
+        """Requests lost on a reused connection before any answer and sent once more on a
+        fresh one (:func:`lost_on_reuse`); none of them is a finding."""
         self._deadline = time.perf_counter() + settings.run_timeout
         self._silent = 0
         self._stop: RunStopped | None = None
@@ -151,10 +161,6 @@ class Client:
         if cap is not None and self.sent >= cap:
             raise BudgetExhausted(f"--max-requests {cap} reached")
         self.sent += 1
-
-    def _room(self) -> bool:
-        cap = self.settings.max_requests
-        return cap is None or self.sent < cap
 
     @property
     def stopped(self) -> str | None:
@@ -235,11 +241,16 @@ class Client:
                 self._take()
                 exchange = await self._record(self.session, method, url, json_body, body,
                                               headers, stream, limits)
-                if lost_before_answer(exchange) and self._room() and self._left() > 0:
+                if lost_on_reuse(exchange):
+                    # no finding either way: resent, or the run stops (budget or deadline)
                     limits = self._limits()
                     self._take()
+                    self.resent += 1
+                    lost = exchange
                     exchange = await self._on_fresh_connection(method, url, json_body, body,
                                                                headers, stream, limits)
+                    exchange = dataclasses.replace(exchange, resent_after=lost.error
+                                                   or str(lost.termination))
             if self._on_request is not None:
                 self._on_request(exchange)
             if self._cut_by_deadline(exchange, limits):

@@ -1,11 +1,12 @@
-"""The sessions' adapters under every fuzz request: each answer bounded, and a request lost
-before any answer sent once more on a fresh connection.
+"""The sessions' adapters under every fuzz request: each answer bounded, and a request lost on
+a reused connection before any answer sent once more on a fresh connection.
 
-A request whose connection failed before a single response byte (reset, remote disconnected,
-broken pipe: a server closing an idle keep-alive connection as the request went out) is sent
-once more on a fresh connection, taking one more unit of the budget, before it counts as a
-network failure: the one rule ``conformance run`` follows too
-(:func:`conformance.transport.lost_before_answer`). That happens in the session's
+A request that went out on a reused keep-alive connection which then failed before a single
+response byte (reset, remote disconnected, broken pipe: a server closing an idle keep-alive
+connection as the request went out) is sent once more on a fresh connection, taking one more
+unit of the budget, before it counts as a network failure: the one rule ``conformance run``
+follows too (:func:`conformance.transport.lost_on_reused_connection`). A request lost so on a
+connection of its own is the server's failure at once. That happens in the session's
 :class:`FreshRetryAdapter`, below schemathesis' own retries, so each attempt is counted once and
 the retry is made whatever schemathesis version is installed.
 
@@ -27,10 +28,10 @@ import requests
 import urllib3
 from requests.adapters import HTTPAdapter
 
-from conformance.transport import Termination, lost_before_answer
+from conformance.transport import Termination, lost_before_answer, lost_on_reused_connection
 
 from .bounded import ResponseTooLarge, ResponseTooSlow, read_body, too_slow
-from .deadline import watch_pools
+from .deadline import Watch, watch_pools
 from .guard import RequestGuard, never_connected
 
 _NO_ANSWER = (RemoteDisconnected, ConnectionResetError, BrokenPipeError, ConnectionAbortedError)
@@ -72,10 +73,11 @@ class WatchedAdapter(HTTPAdapter):
 
 class FreshRetryAdapter(WatchedAdapter):
     """A session's adapter that bounds every answer (the guard's :meth:`~RequestGuard.watch`
-    and limits, :func:`~conformance.fuzz.bounded.read_body`) and sends a request lost before
-    any answer once more, on a connection of its own
-    (:func:`~conformance.transport.lost_before_answer`), under the guard's budget; a second
-    loss is raised as a network failure that no retry above it repeats."""
+    and limits, :func:`~conformance.fuzz.bounded.read_body`) and sends a request lost on a
+    reused connection before any answer once more, on a connection of its own
+    (:func:`~conformance.transport.lost_on_reused_connection`), under the guard's budget; a
+    loss on a connection of its own, the resend's included, is raised as a network failure
+    that no retry above it repeats."""
 
     def __init__(self, guard: RequestGuard) -> None:
         super().__init__()
@@ -92,7 +94,7 @@ class FreshRetryAdapter(WatchedAdapter):
         with self.guard.watch() as watch:
             answered = False
             try:
-                response = self._answer(request, options)
+                response = self._answer(request, options, watch)
             except requests.ConnectionError as exc:
                 if not watch.expired:
                     raise
@@ -110,14 +112,17 @@ class FreshRetryAdapter(WatchedAdapter):
                     self.guard.time_spent()
         return response
 
-    def _answer(self, request: requests.PreparedRequest, options: dict[str, Any]
-                ) -> requests.Response:
+    def _answer(self, request: requests.PreparedRequest, options: dict[str, Any],
+                watch: Watch) -> requests.Response:
         """The answer's status line and headers, sent once more on a fresh connection when the
-        first was lost before any answer."""
+        first was lost on a reused one before any answer."""
         try:
             return super().send(request, **options)
         except requests.ConnectionError as exc:
-            if not lost_before_answer(_termination(exc), _answered(exc)):
+            termination, answered = _termination(exc), _answered(exc)
+            if not lost_on_reused_connection(termination, answered, watch.reused):
+                if lost_before_answer(termination, answered):
+                    raise _final(exc, "on a fresh connection: not sent again") from exc
                 raise
             if not self.guard.take_if_room():
                 raise _final(exc, "not sent again: the request budget is spent") from exc

@@ -38,6 +38,9 @@ class Watch:
         self.seconds = seconds
         self.budget = budget
         self.expired = False
+        self.reused: bool | None = None
+        """Whether the request went out on a kept-alive connection that had carried an earlier
+        request (set by :class:`WatchedHTTPConnection`); None until it is sent."""
         self._done = False
         self._sock: socket.socket | None = None
         self._lock = threading.Lock()
@@ -100,16 +103,37 @@ def _attach_current(sock: socket.socket | None) -> None:
         watch.attach(sock)
 
 
-class WatchedHTTPConnection(HTTPConnection):
+class _Reuse:
+    """Tells the current :class:`Watch` whether its request goes out on a reused connection:
+    one whose socket carried a request before (urllib3 keeps the connection object when a
+    dropped socket is replaced, so the count starts again at each ``connect``)."""
+
+    sock: socket.socket | None
+    carried = 0
+    """Requests sent on the current socket."""
+
+    def connect(self) -> None:
+        super().connect()  # type: ignore[misc]
+        self.carried = 0
+
+    def request(self, *args: object, **kwargs: object) -> None:
+        watch = current()
+        if watch is not None:
+            watch.reused = self.sock is not None and self.carried > 0
+        super().request(*args, **kwargs)  # type: ignore[misc]
+        self.carried += 1
+
+
+class WatchedHTTPConnection(_Reuse, HTTPConnection):
     """urllib3's connection, its socket handed to the current :class:`Watch` before the answer
-    is read."""
+    is read, and whether it was reused told to the watch."""
 
     def getresponse(self):  # type: ignore[no-untyped-def]  # urllib3's own signature
         _attach_current(self.sock)
         return super().getresponse()
 
 
-class WatchedHTTPSConnection(HTTPSConnection):
+class WatchedHTTPSConnection(_Reuse, HTTPSConnection):
     """:class:`WatchedHTTPConnection` over TLS."""
 
     def getresponse(self):  # type: ignore[no-untyped-def]

@@ -5,11 +5,11 @@ Schemathesis sends each request through its schema's transport (generation, cove
 and the checks' own follow-up requests alike), so that is where a live endpoint is protected:
 :class:`GuardedTransport` takes one unit of the guard's budget per attempt, retries ``429`` and
 ``503`` as the guard says, records requests that failed on the network, and sends each request
-on a session whose adapters bound the answer and retry a lost request once on a fresh connection
-(:mod:`.adapters`). Every request goes the way the probes go: the run's TLS trust, client
-certificate and proxy are passed explicitly (requests would otherwise read the environment on
-its own terms). When the budget is spent the guard stops the engine and refuses further requests
-(:class:`~conformance.fuzz.guard.RequestBudgetSpent`).
+on a session whose adapters bound the answer and retry a request lost on a reused connection
+once on a fresh connection (:mod:`.adapters`). Every request goes the way the probes go: the
+run's TLS trust, client certificate and proxy are passed explicitly (requests would otherwise
+read the environment on its own terms). When the budget is spent the guard stops the engine
+and refuses further requests (:class:`~conformance.fuzz.guard.RequestBudgetSpent`).
 """
 
 from __future__ import annotations

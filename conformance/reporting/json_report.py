@@ -187,6 +187,8 @@ def exchange_json(exchange: Exchange, budget: ReportBudget | None = None) -> dic
         **body_json(head),
         "chunks": _chunks(exchange.chunks),
     }
+    if exchange.resent_after is not None:
+        out["resent_after"] = exchange.resent_after
     cut = bool(omitted) or exchange.body_truncated
     missing = exchange.bytes_received - len(head) - len(tail)
     if cut:

@@ -12,7 +12,7 @@ from .curl import AUTH_VARIABLE, secret_variable, to_curl
 from .exchange import Exchange, RecordedRequest, Timings
 from .failures import Failure, classify
 from .json_types import JSON
-from .limits import Limits, Termination, lost_before_answer
+from .limits import Limits, Termination, lost_before_answer, lost_on_reused_connection
 from .network import DIRECT, PROXY_VARIABLE, Network
 from .proxies import proxy_for
 from .recorder import DEFAULT_LIMITS, open_session, record
@@ -36,6 +36,7 @@ __all__ = [
     "classify",
     "is_secret_header",
     "lost_before_answer",
+    "lost_on_reused_connection",
     "open_session",
     "proxy_for",
     "record",

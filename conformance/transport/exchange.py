@@ -91,6 +91,17 @@ class Exchange:
     observations: tuple[Observation, ...] = ()
     comments: tuple[Comment, ...] = ()
     observation_counts: dict[str, int] = field(default_factory=dict, hash=False)
+    reused_connection: bool | None = None
+    """True when the request went out on a kept-alive connection that had carried an earlier
+    exchange, False on a connection of its own; None when unknown (a session not made by
+    :func:`~conformance.transport.open_session`, or an exchange not recorded live)."""
+    head_began: bool = False
+    """True when bytes of an answer arrived before the connection failed though no whole
+    status line and headers did (``status`` is None): the server began to answer."""
+    resent_after: str | None = None
+    """When this exchange is the one resend of a request lost on a reused connection before
+    any answer (:func:`~conformance.transport.lost_on_reused_connection`), the first
+    attempt's error; the lost attempt is no finding, and a report may say it happened."""
 
     def header(self, name: str) -> str | None:
         """The first response header of that name (case-insensitive), else ``None``."""

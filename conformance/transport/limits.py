@@ -74,12 +74,25 @@ class Termination(str, enum.Enum):
 
 
 def lost_before_answer(termination: Termination, answered: bool) -> bool:
-    """True when a request is sent once more, on a fresh connection, before it counts as a
-    network failure: the connection was made (not :attr:`Termination.CONNECT_ERROR`) and then
+    """True when the connection was made (not :attr:`Termination.CONNECT_ERROR`) and then
     failed (:attr:`Termination.CONNECTION_ERROR`) before a single response byte arrived
-    (``answered`` is False). A server may close an idle keep-alive connection just as the next
-    request goes out on it (RFC 9112 section 9.3.1 lets a client retry then); that race is the
-    connection pool's, not the server's conformance. Both clients ask this one question:
-    ``conformance run`` of its recorded exchanges, ``conformance fuzz`` of ``requests``' errors.
-    """
+    (``answered`` is False): the server took the request and said nothing."""
     return termination is Termination.CONNECTION_ERROR and not answered
+
+
+def lost_on_reused_connection(termination: Termination, answered: bool,
+                              reused: bool | None) -> bool:
+    """True when a request is sent once more, on a fresh connection, and its loss is no
+    finding: it went out on a kept-alive connection that had carried an earlier exchange
+    (``reused``) and that connection failed before a single response byte arrived
+    (:func:`lost_before_answer`).
+
+    A server may close an idle keep-alive connection just as the next request goes out on it;
+    RFC 9112 section 9.3.1 and RFC 9110 section 9.2.2 let a client retry a request it knows
+    was never answered, and the ``openai`` client resends on connection errors. That race is
+    the connection pool's, not the server's conformance. A request lost on a connection of its
+    own (``reused`` False, or None: not known to be reused) is the server's failure and is
+    reported as it is. Both clients ask this one question: ``conformance run`` of its
+    recorded exchanges, ``conformance fuzz`` of ``requests``' errors.
+    """
+    return reused is True and lost_before_answer(termination, answered)

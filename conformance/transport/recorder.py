@@ -10,6 +10,12 @@ leaves :func:`record` except cancellation (and ``ValueError`` for contradictory 
 The request is sent with aiohttp's ``auto_decompress=False`` and, unless the caller set one,
 ``Accept-Encoding: identity``, so the recorded body is the bytes on the wire; redirects are not
 followed (a redirect is itself a finding).
+
+A session made by :func:`open_session` also says, for each exchange, whether its request went
+out on a kept-alive connection that had carried an earlier one (``Exchange.reused_connection``,
+from aiohttp's connection tracing): a server may close such a connection just as a request goes
+out on it, which is the pool's race, not the server's failure
+(:func:`~conformance.transport.limits.lost_on_reused_connection`).
 """
 
 from __future__ import annotations
@@ -17,6 +23,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Iterable, Mapping
+from types import SimpleNamespace
 
 import aiohttp
 
@@ -41,14 +48,42 @@ _CONNECT_ERRORS = (aiohttp.ClientConnectorError, _CONNECT_TIMEOUT, aiohttp.Inval
                    aiohttp.NonHttpUrlClientError)
 
 
+async def _on_reuse(session: aiohttp.ClientSession, context: SimpleNamespace,
+                    params: aiohttp.TraceConnectionReuseconnParams) -> None:
+    _mark(context, reused=True)
+
+
+async def _on_new_connection(session: aiohttp.ClientSession, context: SimpleNamespace,
+                             params: aiohttp.TraceConnectionCreateEndParams) -> None:
+    _mark(context, reused=False)
+
+
+def _mark(context: SimpleNamespace, *, reused: bool) -> None:
+    """Note on :func:`record`'s marker whether the request's connection was reused (the last
+    connection taken counts: aiohttp may take a new one after a dead pooled one)."""
+    marker = getattr(context, "trace_request_ctx", None)
+    if isinstance(marker, SimpleNamespace):
+        marker.reused = reused
+
+
+def _connection_trace() -> aiohttp.TraceConfig:
+    trace = aiohttp.TraceConfig()
+    trace.on_connection_reuseconn.append(_on_reuse)
+    trace.on_connection_create_end.append(_on_new_connection)
+    return trace
+
+
 def open_session(**kwargs: object) -> aiohttp.ClientSession:
-    """A session suited to :func:`record`: no automatic decompression and no cookie jar (each
-    exchange stands alone). Call it inside a running event loop; extra kwargs go to aiohttp."""
+    """A session suited to :func:`record`: no automatic decompression, no cookie jar (each
+    exchange stands alone), and a trace telling each exchange whether its connection was
+    reused. Call it inside a running event loop; extra kwargs go to aiohttp."""
     options: dict[str, object] = {
         "auto_decompress": False,
         "cookie_jar": aiohttp.DummyCookieJar(),
     }
     options.update(kwargs)
+    traces = list(options.get("trace_configs") or [])  # type: ignore[call-overload]
+    options["trace_configs"] = [*traces, _connection_trace()]
     return aiohttp.ClientSession(**options)  # type: ignore[arg-type]
 
 
@@ -96,13 +131,25 @@ async def record(
         network=None if network == DIRECT else network.redacted(),
     )
     state = Recording(request, limits, budget)
+    connection = {**network.aiohttp_kwargs(url), "trace_request_ctx": state.connection}
     try:
-        await _exchange(state, session, url, items, body, sse, network.aiohttp_kwargs(url))
+        await _exchange(state, session, url, items, body, sse, connection)
     except _CONNECT_ERRORS as exc:
         state.stop(Termination.CONNECT_ERROR, _describe(exc), classify(exc))
     except Exception as exc:  # every other failure is the connection's: record, never raise
         state.stop(Termination.CONNECTION_ERROR, _describe(exc), classify(exc))
+        state.head_began = _head_began(exc)
     return state.build()
+
+
+def _head_began(exc: BaseException) -> bool:
+    """True when bytes of an answer arrived before the failure though no whole status line and
+    headers did: aiohttp's parser had begun a message (a ``ServerDisconnectedError`` carrying
+    the message parsed so far, not its default text) or could not parse what came (a
+    ``ClientResponseError``). A reset may have dropped bytes unread: it counts as none."""
+    if isinstance(exc, aiohttp.ServerDisconnectedError):
+        return not isinstance(exc.message, str)
+    return isinstance(exc, aiohttp.ClientResponseError)
 
 
 async def _exchange(

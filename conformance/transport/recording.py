@@ -7,6 +7,7 @@ parser and events recorded, each checked as a chunk arrives so a limit stops the
 from __future__ import annotations
 
 import time
+from types import SimpleNamespace
 
 import aiohttp
 
@@ -45,6 +46,11 @@ class Recording:
         self.decoder: ContentDecoder | None = None
         self.events: list[SSEEvent] = []
         self.chunks: list[tuple[int, float]] = []
+        self.head_began = False
+        """Bytes of an answer came before a failure, though no whole head did."""
+        self.connection = SimpleNamespace(reused=None)
+        """Filled in by the session's connection trace (``reused``: True, False, or None when
+        the session has no such trace)."""
 
     def now(self) -> float:
         return time.perf_counter() - self.t0
@@ -150,4 +156,6 @@ class Recording:
             observations=parser.observations if parser is not None else (),
             comments=parser.comments if parser is not None else (),
             observation_counts=parser.observation_counts if parser is not None else {},
+            reused_connection=self.connection.reused,
+            head_began=self.head_began,
         )

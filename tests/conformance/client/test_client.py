@@ -89,9 +89,20 @@ def test_retry_after_forms() -> None:
 
 
 async def _keep_alive_server(drop: str, seen: list[int]) -> asyncio.Server:
-    """A raw HTTP/1.1 server: each connection answers its first request with keep-alive; a
-    further request on the same connection is dropped unanswered (``drop="reused"``), as a
-    server closing an idle connection does; ``drop="always"`` drops every request."""
+    """A raw HTTP/1.1 server: each connection answers its first request with keep-alive; what
+    happens to a further request on the same connection (a reused one) is ``drop``'s:
+    ``"reused"`` closes it unanswered, as a server closing an idle connection does;
+    ``"every-second"`` closes so every second request the server receives (counted
+    server-wide) that came on a reused connection; ``"partial"`` sends a status line, then
+    closes. ``"always"`` closes every request unanswered, on any connection. ``seen`` gets,
+    for each request, how many its connection had answered before."""
+    received = [0]
+
+    def drops(served: int) -> bool:
+        received[0] += 1
+        if drop == "always":
+            return True
+        return served >= 1 and (drop != "every-second" or received[0] % 2 == 0)
 
     async def connection(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         served = 0
@@ -102,8 +113,13 @@ async def _keep_alive_server(drop: str, seen: list[int]) -> asyncio.Server:
                                if line.lower().startswith(b"content-length:")), 0)
                 await reader.readexactly(length)
                 seen.append(served)
-                if drop == "always" or served >= 1:
-                    writer.transport.abort()
+                if drops(served):
+                    if drop == "partial":
+                        writer.write(b"HTTP/1.1 200 OK\r\n")
+                        await writer.drain()
+                        writer.close()
+                    else:
+                        writer.transport.abort()
                     return
                 served += 1
                 writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
@@ -115,33 +131,91 @@ async def _keep_alive_server(drop: str, seen: list[int]) -> asyncio.Server:
     return await asyncio.start_server(connection, "127.0.0.1", 0)
 
 
-async def _two_requests(drop: str) -> tuple[list[Exchange], list[int], int]:
+async def _requests(drop: str, rounds: int = 2, together: int = 1
+                    ) -> tuple[list[Exchange], list[int], Client]:
+    """``rounds`` times ``together`` requests at once, on one client (one connection pool)."""
     seen: list[int] = []
     server = await _keep_alive_server(drop, seen)
     port = server.sockets[0].getsockname()[1]
     url = f"http://127.0.0.1:{port}/v1/completions"
+    exchanges: list[Exchange] = []
     try:
         async with open_session() as session:
             client = Client(settings(f"http://127.0.0.1:{port}/v1"), session)
-            first = await client.send("POST", url, json_body={"prompt": "a"})
-            second = await client.send("POST", url, json_body={"prompt": "b"})
+            for n in range(rounds):
+                exchanges += await asyncio.gather(*(
+                    client.send("POST", url, json_body={"prompt": f"{n}.{i}"})
+                    for i in range(together)))
     finally:
         server.close()
         await server.wait_closed()
-    return [first, second], seen, client.sent
+    return exchanges, seen, client
 
 
 def test_a_request_lost_on_a_reused_connection_is_sent_again_on_a_fresh_one() -> None:
-    (first, second), seen, sent = asyncio.run(_two_requests("reused"))
+    (first, second), seen, client = asyncio.run(_requests("reused"))
     assert first.status == 200 and second.status == 200
     assert seen == [0, 1, 0]  # the second went out on the kept-alive connection, then anew
-    assert sent == 3
+    assert client.sent == 3 and client.resent == 1
+    assert first.resent_after is None and first.reused_connection is False
+    # the resend says what became of the first attempt (a report keeps it), and is no finding
+    assert second.resent_after is not None and "ServerDisconnected" in second.resent_after
+    assert second.reused_connection is False and second.termination is Termination.EOF
 
 
-def test_a_server_that_drops_every_request_is_a_network_failure_after_one_more_try() -> None:
-    (first, _), seen, sent = asyncio.run(_two_requests("always"))
-    assert first.status is None and first.termination is Termination.CONNECTION_ERROR
-    assert seen == [0, 0, 0, 0] and sent == 4  # each request: once, then once more
+def test_a_request_lost_on_a_fresh_connection_is_a_network_failure_at_once() -> None:
+    (first, second), seen, client = asyncio.run(_requests("always"))
+    for lost in (first, second):
+        assert lost.status is None and lost.termination is Termination.CONNECTION_ERROR
+        assert lost.reused_connection is False and lost.resent_after is None
+    assert seen == [0, 0] and client.sent == 2 and client.resent == 0  # each request once
+
+
+def test_an_answer_begun_on_a_reused_connection_then_closed_is_not_sent_again() -> None:
+    # a status line, then the close: the server answered (badly), no pool race
+    (first, second), seen, client = asyncio.run(_requests("partial"))
+    assert first.status == 200
+    assert second.status is None and second.termination is Termination.CONNECTION_ERROR
+    assert second.reused_connection is True and second.head_began
+    assert second.resent_after is None and seen == [0, 1] and client.resent == 0
+
+
+def test_a_resend_the_budget_cannot_pay_for_stops_the_run_rather_than_fail_the_request(
+) -> None:
+    async def two() -> tuple[Exchange, BaseException | None, Client]:
+        seen: list[int] = []
+        server = await _keep_alive_server("reused", seen)
+        port = server.sockets[0].getsockname()[1]
+        url = f"http://127.0.0.1:{port}/v1/completions"
+        try:
+            async with open_session() as session:
+                client = Client(settings(f"http://127.0.0.1:{port}/v1", max_requests=2),
+                                session)
+                first = await client.send("POST", url, json_body={"prompt": "a"})
+                try:
+                    await client.send("POST", url, json_body={"prompt": "b"})
+                except BudgetExhausted as stopped:
+                    return first, stopped, client
+                return first, None, client
+        finally:
+            server.close()
+            await server.wait_closed()
+
+    first, stopped, client = asyncio.run(two())
+    # the pool's race is no finding: the probe asking SKIPs (the run is out of requests)
+    assert first.status == 200 and isinstance(stopped, BudgetExhausted)
+    assert client.sent == 2 and client.resent == 0
+
+
+def test_every_second_request_dropped_on_a_reused_connection_costs_no_answer() -> None:
+    # issue 50: a server closing every second request's reused connection unanswered made
+    # ERRORS-008 fail now and then; 20 times over a pool of 4 connections, every request
+    # is answered, and the drops did happen
+    for _ in range(20):
+        exchanges, _, client = asyncio.run(_requests("every-second", rounds=4, together=4))
+        assert [e.status for e in exchanges] == [200] * 16
+        assert client.resent >= 1 and client.sent == 16 + client.resent
+        assert sum(e.resent_after is not None for e in exchanges) == client.resent
 
 
 def test_concurrency_one_sends_one_request_at_a_time() -> None:

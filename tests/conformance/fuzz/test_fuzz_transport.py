@@ -2,21 +2,18 @@
 
 from __future__ import annotations
 
-import contextlib
-import http.client
 import json
 import socket
-import struct
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import ClassVar
-from urllib.parse import urlsplit
 
 import pytest
 import requests
 import schemathesis
 from fuzz_support import findings, run_cli, serving
+from keep_alive_relay import Relay, relay, relay_alone
 
 import spec
 from conformance.embedded import EmbeddedMock
@@ -144,77 +141,6 @@ def test_a_network_failure_keeps_the_proxy_it_went_through_redacted() -> None:
     assert curl.startswith('curl -sS --proxy "$PROXY" ') and "hush" not in curl + failure.error
 
 
-class Relay(BaseHTTPRequestHandler):
-    """A keep-alive HTTP/1.1 front for the mock (``upstream``): each connection's first request
-    is relayed and answered with ``Content-Length`` and no ``Connection: close``; a further
-    request on that connection is closed unanswered (``mode="idle-close"``, a server closing an
-    idle keep-alive connection as the request went out). ``mode="reset"`` resets every request;
-    ``mode="pass"`` relays them all."""
-
-    protocol_version = "HTTP/1.1"
-    upstream: ClassVar[tuple[str, int] | None] = None
-    mode: ClassVar[str] = "idle-close"
-    dropped: ClassVar[list[str]] = []
-    relayed: ClassVar[list[str]] = []
-    HOP = frozenset({"connection", "keep-alive", "transfer-encoding", "content-length"})
-
-    def setup(self) -> None:
-        super().setup()
-        self.served = 0
-
-    def __getattr__(self, name: str) -> object:
-        if name.startswith("do_"):
-            return self._relay
-        raise AttributeError(name)
-
-    def _relay(self) -> None:
-        body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
-        if self.mode == "reset" or (self.served >= 1 and self.mode != "pass"):
-            Relay.dropped.append(self.path)
-            if self.mode == "reset":  # RST rather than FIN: ConnectionResetError
-                self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER,
-                                           struct.pack("ii", 1, 0))
-                self.connection.close()
-            self.close_connection = True
-            return
-        self.served += 1
-        if self.upstream is None:
-            Relay.relayed.append(self.path)
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", "2")
-            self.end_headers()
-            self.wfile.write(b"{}")
-            return
-        upstream = http.client.HTTPConnection(*self.upstream, timeout=30)
-        headers = {k: v for k, v in self.headers.items() if k.lower() not in self.HOP}
-        upstream.request(self.command, self.path, body=body or None, headers=headers)
-        answer = upstream.getresponse()
-        content = b"" if self.command == "HEAD" else answer.read()
-        upstream.close()
-        Relay.relayed.append(self.path)
-        self.send_response(answer.status, answer.reason)
-        for name, value in answer.getheaders():
-            if name.lower() not in self.HOP:
-                self.send_header(name, value)
-        self.send_header("Content-Length", str(len(content)))
-        self.end_headers()
-        self.wfile.write(content)
-
-    def log_message(self, *args: object) -> None:
-        pass
-
-
-@contextlib.contextmanager
-def relay(mock: EmbeddedMock, mode: str) -> Iterator[str]:
-    """The relay on 127.0.0.1 in front of ``mock``; yields its OpenAI base URL."""
-    target = urlsplit(mock.openai_url)
-    Relay.upstream, Relay.mode = (target.hostname or "127.0.0.1", target.port or 80), mode
-    Relay.dropped, Relay.relayed = [], []
-    with serving(Relay) as url:
-        yield f"{url}{target.path}"
-
-
 def _fuzz(url: str, tmp_path: Path) -> tuple[int, dict, str]:
     report = tmp_path / "fuzz.json"
     status, out, err = run_cli([
@@ -226,14 +152,6 @@ def _fuzz(url: str, tmp_path: Path) -> tuple[int, dict, str]:
     ])
     assert status in (0, 1), err
     return status, json.loads(report.read_text()), out
-
-
-@contextlib.contextmanager
-def relay_alone(mode: str) -> Iterator[str]:
-    """The relay with no upstream: each connection's first request is answered ``{}``."""
-    Relay.upstream, Relay.mode, Relay.dropped, Relay.relayed = None, mode, [], []
-    with serving(Relay) as url:
-        yield url
 
 
 def _twice(guard: RequestGuard, base_url: str) -> list[int | str]:
@@ -260,23 +178,35 @@ def test_a_request_lost_on_a_reused_connection_is_sent_again_on_a_fresh_one() ->
     assert guard.sent == 3 and not guard.network_failures  # the retry took its budget unit
 
 
-def test_a_request_lost_twice_is_a_network_failure_after_exactly_one_more_try() -> None:
+def test_a_request_lost_on_a_fresh_connection_is_a_network_failure_at_once() -> None:
     guard = RequestGuard()
     with relay_alone("reset") as url:
         outcomes = _twice(guard, url)
     assert all("ConnectionResetError" in str(o) and "fresh connection" in str(o)
                for o in outcomes), outcomes
-    # each request once, then once more: schemathesis' own resend does not make it a third
-    assert len(Relay.dropped) == 4 and guard.sent == 4
+    # each request once: not sent again, and schemathesis' own resend does not make it two
+    assert len(Relay.dropped) == 2 and guard.sent == 2
     assert [failure.connected for failure in guard.network_failures] == [True, True]
 
 
-def test_a_request_without_session_is_retried_too() -> None:
-    # shrinking calls cases without a session: one of schemathesis' making, one request each
+def test_a_request_lost_twice_is_a_network_failure_after_exactly_one_more_try() -> None:
+    guard = RequestGuard()
+    with relay_alone("once") as url:
+        outcomes = _twice(guard, url)
+    assert outcomes[0] == 200
+    assert "the second attempt, on a fresh connection" in str(outcomes[1]), outcomes
+    # lost on the reused connection, then once more on a fresh one: no third try
+    assert len(Relay.dropped) == 2 and guard.sent == 3
+    assert [failure.connected for failure in guard.network_failures] == [True]
+
+
+def test_a_request_without_session_goes_on_a_fresh_connection_and_is_not_sent_again() -> None:
+    # shrinking calls cases without a session: one of schemathesis' making, one request each,
+    # so its connection is never a reused one
     guard = RequestGuard()
     with relay_alone("reset") as url, pytest.raises(requests.ConnectionError):
         _send(guard, url)
-    assert len(Relay.dropped) == 2 and guard.sent == 2
+    assert len(Relay.dropped) == 1 and guard.sent == 1
 
 
 def test_the_retry_takes_no_unit_the_budget_does_not_have() -> None:
