@@ -114,15 +114,23 @@ async def logit_bias(s: ProbeSession) -> None:
             f"(unknown: {_no_tokens(choice.get('logprobs'))})"
         s.missing("ban", f"the id of the baseline's first token {shown} was not found: "
                          + "; ".join(tried))
-    forced = pick_forced(search.table, set(ban)) if search.table else None
-    if forced is None and not search.table:
-        forced = await _word_from_tokenizer(s, set(ban)) or (str(TOKEN_PROMPT[0]), None)
+    forced: tuple[str, str | None] | None = None
+    unforced = ""
+    if search.table:
+        forced = pick_forced(search.table, set(ban))
+        unforced = f"no plain word among the decoded ids ({search.tried})"
+    elif tokens:  # the logprobs tokens show whether one and the same token repeats
+        forced = (str(TOKEN_PROMPT[0]), None)
+    else:
+        forced, why = await _word_from_tokenizer(s, set(ban))
+        unforced = (f"{_no_tokens(choice.get('logprobs'))} and no id whose text is known: "
+                    f"{search.tried}; {why}")
     if forced:
         s.note("forced", {"id": forced[0], "token": forced[1]})
         body = s.body(PROMPT_A, max_tokens=3, logit_bias={forced[0]: 100}, **common)
         steps.append(s.complete("force", body))
     else:
-        s.missing("force", f"no plain word among the decoded ids ({search.tried})")
+        s.missing("force", unforced)
     await s.gather(*steps)
 
 
@@ -130,14 +138,18 @@ FORCED_WORD = " the"
 """The word forced by +100 when no ids were decoded by echo: its id from the tokenizer."""
 
 
-async def _word_from_tokenizer(s: ProbeSession, avoid: set[str]) -> tuple[str, str] | None:
+async def _word_from_tokenizer(
+    s: ProbeSession, avoid: set[str]
+) -> tuple[tuple[str, str] | None, str]:
     """:data:`FORCED_WORD`'s id as the server's tokenizer gives it after :data:`PROMPT_A`
     (when it is one token, not to be avoided), so a forced answer without logprobs tokens is
-    judged by its text."""
+    judged by its text; else None and why."""
     found = await generated_ids(s, PROMPT_A, FORCED_WORD, label="force-word")
-    if found.ids is None or len(found.ids) != 1 or str(found.ids[0]) in avoid:
-        return None
-    return str(found.ids[0]), FORCED_WORD
+    if found.ids is None:
+        return None, f"the tokenizer endpoints: {found.reason}"
+    if len(found.ids) != 1 or str(found.ids[0]) in avoid:
+        return None, f"the tokenizer gives {FORCED_WORD!r} the ids {list(found.ids)}"
+    return (str(found.ids[0]), FORCED_WORD), ""
 
 
 def _no_tokens(logprobs: JSON) -> str:
