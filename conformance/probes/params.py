@@ -162,7 +162,8 @@ def _no_tokens(logprobs: JSON) -> str:
 def _unusable_baseline(base: Exchange) -> str:
     """Why the baseline gives no choice to aim at, naming the rule that judges that."""
     if base.status == 200:
-        return "the baseline logit-bias/baseline gave no choice (judged by INDICES-001 / SCHEMA-001)"
+        return ("the baseline logit-bias/baseline gave no choice (judged by INDICES-001 / "
+                "SCHEMA-001)")
     cut = base.termination is Termination.CONNECTION_ERROR
     status = "cut off" if cut else f"HTTP {base.status}"
     return f"the baseline logit-bias/baseline gave no choice ({status}; judged by ERRORS-008)"

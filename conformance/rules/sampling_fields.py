@@ -34,9 +34,10 @@ def _repeats(ctx: CheckContext) -> str:
     """The key of the greedy answer whose tokens (from its logprobs, or from its text through
     the server's tokenizer) repeat one: the penalized requests are its twins."""
     choice_of(ctx, "penalties", "greedy")  # first: a greedy request refused says so
-    key = ctx.note("penalties", "repeating")
+    notes = ctx.outcome("penalties").notes
+    key = notes.get("repeating")
     if not isinstance(key, str):
-        reason = ctx.note("penalties", "unrepeated")
+        reason = notes.get("unrepeated")
         raise NotApplicable(str(reason) if reason else "the penalties probe found no greedy "
                             "answer that repeats a token")
     return key
