@@ -110,10 +110,10 @@ async def logit_bias(s: ProbeSession) -> None:
     else:
         tried = [search.tried] + ([f"the tokenizer endpoints: {learned.reason}"]
                                   if learned is not None else [])
-        shown = repr(first) if first is not None else \
-            f"(unknown: {_no_tokens(choice.get('logprobs'))})"
-        s.missing("ban", f"the id of the baseline's first token {shown} was not found: "
-                         + "; ".join(tried))
+        unfound = (f"the id of the baseline's first token {first!r} was not found"
+                   if first is not None else
+                   f"{_no_tokens(choice.get('logprobs'))} and its text gave no id")
+        s.missing("ban", f"{unfound}: " + "; ".join(tried))
     forced: tuple[str, str | None] | None = None
     unforced = ""
     if search.table:
@@ -123,7 +123,7 @@ async def logit_bias(s: ProbeSession) -> None:
         forced = (str(TOKEN_PROMPT[0]), None)
     else:
         forced, why = await _word_from_tokenizer(s, set(ban))
-        unforced = (f"{_no_tokens(choice.get('logprobs'))} and no id whose text is known: "
+        unforced = (f"{_no_tokens(choice.get('logprobs'))} and no id's text is known: "
                     f"{search.tried}; {why}")
     if forced:
         s.note("forced", {"id": forced[0], "token": forced[1]})
@@ -154,9 +154,8 @@ async def _word_from_tokenizer(
 
 def _no_tokens(logprobs: JSON) -> str:
     """Why a choice's logprobs name no token, with the rule that judges that."""
-    if isinstance(logprobs, dict):
-        return "its logprobs hold no tokens, SCHEMA-001"
-    return "the baseline has no logprobs object, LOGPROBS-002"
+    judge = "SCHEMA-001" if isinstance(logprobs, dict) else "LOGPROBS-002"
+    return f"the baseline has no logprobs tokens ({judge})"
 
 
 def _unusable_baseline(base: Exchange) -> str:
@@ -207,7 +206,7 @@ def _undecoded(s: ProbeSession) -> str:
     if decode.status != 200:
         cut = decode.termination is Termination.CONNECTION_ERROR
         status = "cut off" if cut else f"HTTP {decode.status}"
-        return f"the vocab probe's echo of token ids: {status}, judged by ERRORS-008 / PARAMS-001"
+        return f"the vocab probe's echo of token ids got {status} (ERRORS-008 / PARAMS-001)"
     choice = first_choice(decode)
     logprobs = choice.get("logprobs") if choice else None
     if not isinstance(logprobs, dict):
