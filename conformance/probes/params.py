@@ -159,13 +159,19 @@ def _no_tokens(logprobs: JSON) -> str:
 
 
 def _unusable_baseline(base: Exchange) -> str:
-    """Why the baseline gives no choice to aim at, naming the rule that judges that."""
-    if base.status == 200:
+    """Why the baseline gives no choice to aim at, naming the rule that judges that (none for
+    a server that asked to be tried later: ERRORS-008 does not judge that)."""
+    cut = base.termination is Termination.CONNECTION_ERROR
+    if base.status == 200 and not cut:
         return ("the baseline logit-bias/baseline gave no choice (judged by INDICES-001 / "
                 "SCHEMA-001)")
-    cut = base.termination is Termination.CONNECTION_ERROR
     status = "cut off" if cut else f"HTTP {base.status}"
-    return f"the baseline logit-bias/baseline gave no choice ({status}; judged by ERRORS-008)"
+    judge = "" if base.status in LATER else "; judged by ERRORS-008"
+    return f"the baseline logit-bias/baseline gave no choice ({status}{judge})"
+
+
+LATER = (429, 503)
+"""Statuses that ask the client to come back later: not a refusal ERRORS-008 fails."""
 
 
 @dataclass(frozen=True)
@@ -203,17 +209,18 @@ def _undecoded(s: ProbeSession) -> str:
     decode = vocab.exchanges.get("decode")
     if decode is None:
         return f"the vocab probe did not run: {vocab.skipped or vocab.problem or 'not sent'}"
-    if decode.status != 200:
-        cut = decode.termination is Termination.CONNECTION_ERROR
+    cut = decode.termination is Termination.CONNECTION_ERROR
+    if decode.status != 200 or cut:
         status = "cut off" if cut else f"HTTP {decode.status}"
-        return f"the vocab probe's echo of token ids got {status} (ERRORS-008 / PARAMS-001)"
+        judge = "" if decode.status in LATER else " (ERRORS-008 / PARAMS-001)"
+        return f"the vocab probe's echo of token ids got {status}{judge}"
     choice = first_choice(decode)
     logprobs = choice.get("logprobs") if choice else None
     if not isinstance(logprobs, dict):
         return "the vocab probe's echo of token ids has no logprobs object (LOGPROBS-002)"
-    tokens = generated_tokens(logprobs)
-    if tokens is None:
-        return "the vocab probe's echo of token ids has no logprobs tokens (SCHEMA-001)"
+    tokens = logprobs.get("tokens")
+    if not isinstance(tokens, list):  # the chat shape, or none: ECHO-005 reads neither
+        return "the vocab probe's echo of token ids has no logprobs tokens array (SCHEMA-001)"
     if len(tokens) < VOCAB_COUNT:
         return (f"the vocab probe's echo of {VOCAB_COUNT} token ids has {len(tokens)} "
                 "logprobs tokens (ECHO-005)")
