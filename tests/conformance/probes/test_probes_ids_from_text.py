@@ -7,9 +7,10 @@ from __future__ import annotations
 
 import asyncio
 
-from harness_support import settings_for
+from harness_support import run_catalog, settings_for
 from repeating_server import RepeatingServer, start
 
+from conformance.embedded import EmbeddedMock
 from conformance.model import RunResult
 from conformance.rules import CATALOG
 from conformance.runner import execute
@@ -85,3 +86,19 @@ def test_the_skip_says_what_was_tried() -> None:
         "repeated); 64 tokens of 'Example:' (no token repeated); 64 tokens of a phrase said "
         "four times (no token repeated)")
     assert "penalties/presence" not in result.exchanges
+
+
+def test_the_mock_without_logprobs_is_judged_through_its_tokenizer(mock: EmbeddedMock) -> None:
+    """``mockserver --fault logprobs-missing`` answers no logprobs and serves ``/tokenize``:
+    logit_bias and the penalties are judged there, and fail when the mock ignores them."""
+    def judged(*faults: str) -> dict[str, str]:
+        result = run_catalog(mock.url_for("openai"), "openai", faults=faults,
+                             select=list(JUDGED))
+        return {r.rule.id: r.verdict.value for r in result.results}
+
+    assert judged("logprobs-missing") == {
+        "LOGPROBS-002": "FAIL", "PARAMS-002": "PASS", "PARAMS-003": "PASS",
+        "SAMPLING-001": "PASS", "SAMPLING-002": "PASS"}
+    assert judged("logprobs-missing", "logit-bias-ignored", "penalties-ignored") == {
+        "LOGPROBS-002": "FAIL", "PARAMS-002": "FAIL", "PARAMS-003": "FAIL",
+        "SAMPLING-001": "NON_STRICT", "SAMPLING-002": "NON_STRICT"}
