@@ -90,18 +90,18 @@ def dangling_in_report(rows: Iterable[tuple[str, str, str, str]]) -> dict[str, s
     rows = list(rows)
     held = {name for rule, area, verdict, _ in rows
             if verdict in ("FAIL", "NON_STRICT", "ERROR") for name in (rule, area)}
-    pointing = {rule: (area, named) for rule, area, verdict, message in rows
+    pointing = {rule: named for rule, _, verdict, message in rows
                 if verdict == "SKIP" and NOT_CLAIMED not in message
                 and (named := named_rules(message))}
     grown = True
     while grown:  # a SKIP whose pointer holds holds a pointer at it: ECHO-005 -> INDICES-001
         grown = False
-        for rule, (area, named) in pointing.items():
+        for rule, named in pointing.items():
             if rule not in held and named & held:
                 held.add(rule)
                 grown = True
-    return {rule: message for rule, _, verdict, message in rows
-            if rule in pointing and not pointing[rule][1] & held}
+    return {rule: message for rule, _, _, message in rows
+            if rule in pointing and not pointing[rule] & held}
 
 
 @dataclass(frozen=True)
