@@ -215,7 +215,9 @@ def _undecoded(s: ProbeSession) -> str:
         judge = "" if decode.status in LATER else " (ERRORS-008 / PARAMS-001)"
         return f"the vocab probe's echo of token ids got {status}{judge}"
     choice = first_choice(decode)
-    logprobs = choice.get("logprobs") if choice else None
+    if choice is None:
+        return "the vocab probe's echo of token ids has no choice (INDICES-001 / SCHEMA-001)"
+    logprobs = choice.get("logprobs")
     if not isinstance(logprobs, dict):
         return "the vocab probe's echo of token ids has no logprobs object (LOGPROBS-002)"
     tokens = logprobs.get("tokens")
