@@ -10,8 +10,9 @@ the server. Each SKIP falls in one group, read off its reason:
   names the rule that judges that defect (``(judged by LOGPROBS-001)``, ``FINISH / INDICES
   rules``), which FAILed, ERRORed or was NON_STRICT in the same run: the hole is reported,
   and closes when that defect is fixed (a reason naming only rules that passed is a bug of
-  the skipping rule: :func:`dangling_pointers`, which the tests check on every mock fault and
-  lab recording);
+  the skipping rule, unless the rule named SKIPped pointing on at a failure:
+  :func:`dangling_pointers`, which the tests check on every mock fault and lab recording,
+  and ``lab/run check`` on live runs);
 - ``probe could not run``: a request the rule needs was not sent or not finished (the request
   budget, a probe another probe's answer left without input), and no failing rule says why;
 - ``precondition not met``: the rest: the server's output leaves nothing to judge and no rule
@@ -74,9 +75,11 @@ def failing_names(results: Iterable[RuleResult]) -> frozenset[str]:
 
 
 def dangling_pointers(results: Iterable[RuleResult]) -> dict[str, str]:
-    """The SKIPs whose reason names rules as judges none of which failed in the run (rule ID ->
-    reason): a reader who follows such a pointer finds nothing wrong, so every one is a bug of
-    the rule that SKIPped."""
+    """The SKIPs whose reason names rules as judges none of which failed in the run, nor
+    SKIPped pointing at one that did (rule ID -> reason): a reader who follows such a pointer
+    finds nothing wrong, so every one is a bug of the rule that SKIPped. A pointer at a SKIP
+    holds when the reader, following it on, ends at a failure (PARAMS-002 -> ECHO-005 ->
+    INDICES-001 on a server whose choice indices are random)."""
     return dangling_in_report(
         (r.rule.id, r.rule.area, r.verdict.value, r.message) for r in results)
 
@@ -85,13 +88,20 @@ def dangling_in_report(rows: Iterable[tuple[str, str, str, str]]) -> dict[str, s
     """:func:`dangling_pointers` over ``(rule, area, verdict, message)`` rows, as a JSON
     report lists them."""
     rows = list(rows)
-    failing = {name for rule, area, verdict, _ in rows
-               if verdict in ("FAIL", "NON_STRICT", "ERROR") for name in (rule, area)}
-    return {
-        rule: message for rule, _, verdict, message in rows
-        if verdict == "SKIP" and NOT_CLAIMED not in message
-        and (named := named_rules(message)) and not named & failing
-    }
+    held = {name for rule, area, verdict, _ in rows
+            if verdict in ("FAIL", "NON_STRICT", "ERROR") for name in (rule, area)}
+    pointing = {rule: named for rule, _, verdict, message in rows
+                if verdict == "SKIP" and NOT_CLAIMED not in message
+                and (named := named_rules(message))}
+    grown = True
+    while grown:  # a SKIP whose pointer holds holds a pointer at it: ECHO-005 -> INDICES-001
+        grown = False
+        for rule, named in pointing.items():
+            if rule not in held and named & held:
+                held.add(rule)
+                grown = True
+    return {rule: message for rule, _, _, message in rows
+            if rule in pointing and not pointing[rule] & held}
 
 
 @dataclass(frozen=True)

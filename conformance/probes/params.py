@@ -26,7 +26,7 @@ from .prompts import (
     VOCAB_FIRST_ID,
 )
 from .registry import probe
-from .token_ids import LearnedId, first_generated_id
+from .token_ids import LearnedId, first_generated_id, generated_ids
 
 
 @probe("token-prompts", "prompts given as [int] and [[int]]", features=("token_prompts",))
@@ -73,21 +73,21 @@ async def logit_bias(s: ProbeSession) -> None:
     """Greedy baseline; then -100 on its first token's id and +100 on another word's id.
 
     The first token comes from the baseline's logprobs (either shape: :func:`generated_tokens`)
-    or, when they name no token, from its text through the server's tokenizer endpoint. Its id
-    comes from the ``vocab`` probe's decoded ids, then from further pages decoded by echo
+    or, when they name none (llama.cpp's server answers ``logprobs: 0`` with no logprobs at
+    all), from its text through the server's tokenizer endpoint. Its id comes from the
+    ``vocab`` probe's decoded ids, then from further pages decoded by echo
     (:mod:`conformance.probes.decoded_ids`), then from the tokenizer endpoint
-    (:mod:`conformance.probes.token_ids`). +100 goes to a plain word among the decoded ids, or
-    without any to an id of :data:`TOKEN_PROMPT`, whose text is then unknown: every generated
-    token must be one and the same."""
+    (:mod:`conformance.probes.token_ids`). +100 goes to a plain word among the decoded ids, else
+    to the id the tokenizer gives :data:`FORCED_WORD`, else to an id of :data:`TOKEN_PROMPT`,
+    whose text is then unknown: every generated token must be one and the same."""
     common: dict[str, JSON] = {"temperature": 0, "logprobs": 0}
     base = await s.complete("baseline", s.body(PROMPT_A, max_tokens=4, **common))
     choice = first_choice(base)
-    unusable = _unusable_baseline(base, choice)
-    if unusable is not None:
+    if choice is None:
+        unusable = _unusable_baseline(base)
         s.missing("ban", unusable)
         s.missing("force", unusable)
         return
-    assert choice is not None
     text = str(choice.get("text") or "")
     tokens = generated_tokens(choice.get("logprobs"))
     learned: LearnedId | None = None
@@ -110,32 +110,68 @@ async def logit_bias(s: ProbeSession) -> None:
     else:
         tried = [search.tried] + ([f"the tokenizer endpoints: {learned.reason}"]
                                   if learned is not None else [])
-        shown = repr(first) if first is not None else "(unknown: no logprobs tokens)"
-        s.missing("ban", f"the id of the baseline's first token {shown} was not found: "
-                         + "; ".join(tried))
-    forced = pick_forced(search.table, set(ban)) if search.table else None
-    if forced is None and not search.table:
+        unfound = (f"the id of the baseline's first token {first!r} was not found"
+                   if first is not None else
+                   f"{_no_tokens(choice.get('logprobs'))} and its text gave no id")
+        s.missing("ban", f"{unfound}: " + "; ".join(tried))
+    forced: tuple[str, str | None] | None = None
+    unforced = ""
+    if search.table:
+        forced = pick_forced(search.table, set(ban))
+        unforced = f"no plain word among the decoded ids ({search.tried})"
+    elif tokens:  # the logprobs tokens show whether one and the same token repeats
         forced = (str(TOKEN_PROMPT[0]), None)
+    else:
+        forced, why = await _word_from_tokenizer(s, set(ban))
+        unforced = (f"{_no_tokens(choice.get('logprobs'))} and no id's text is known: "
+                    f"{search.tried}; {why}")
     if forced:
         s.note("forced", {"id": forced[0], "token": forced[1]})
         body = s.body(PROMPT_A, max_tokens=3, logit_bias={forced[0]: 100}, **common)
         steps.append(s.complete("force", body))
     else:
-        s.missing("force", f"no plain word among the decoded ids ({search.tried})")
+        s.missing("force", unforced)
     await s.gather(*steps)
 
 
-def _unusable_baseline(base: Exchange, choice: dict[str, JSON] | None) -> str | None:
-    """Why the baseline gives no first token to aim at (naming the rule that judges that), or
-    None when it does."""
-    if base.status != 200 or choice is None:
-        cut = base.termination is Termination.CONNECTION_ERROR
-        status = "cut off" if cut else f"HTTP {base.status}"
-        return (f"the baseline logit-bias/baseline gave no choice ({status}; judged by "
-                "ERRORS-008 / INDICES-001 / SCHEMA-001)")
-    if not isinstance(choice.get("logprobs"), dict):
-        return "the baseline has no logprobs tokens (LOGPROBS-002)"
-    return None
+FORCED_WORD = " the"
+"""The word forced by +100 when no ids were decoded by echo: its id from the tokenizer."""
+
+
+async def _word_from_tokenizer(
+    s: ProbeSession, avoid: set[str]
+) -> tuple[tuple[str, str] | None, str]:
+    """:data:`FORCED_WORD`'s id as the server's tokenizer gives it after :data:`PROMPT_A`
+    (when it is one token, not to be avoided), so a forced answer without logprobs tokens is
+    judged by its text; else None and why."""
+    found = await generated_ids(s, PROMPT_A, FORCED_WORD, label="force-word")
+    if found.ids is None:
+        return None, f"the tokenizer endpoints: {found.reason}"
+    if len(found.ids) != 1 or str(found.ids[0]) in avoid:
+        return None, f"the tokenizer gives {FORCED_WORD!r} the ids {list(found.ids)}"
+    return (str(found.ids[0]), FORCED_WORD), ""
+
+
+def _no_tokens(logprobs: JSON) -> str:
+    """Why a choice's logprobs name no token, with the rule that judges that."""
+    judge = "SCHEMA-001" if isinstance(logprobs, dict) else "LOGPROBS-002"
+    return f"the baseline has no logprobs tokens ({judge})"
+
+
+def _unusable_baseline(base: Exchange) -> str:
+    """Why the baseline gives no choice to aim at, naming the rule that judges that (none for
+    a server that asked to be tried later: ERRORS-008 does not judge that)."""
+    cut = base.termination is Termination.CONNECTION_ERROR
+    if base.status == 200 and not cut:
+        return ("the baseline logit-bias/baseline gave no choice (judged by INDICES-001 / "
+                "SCHEMA-001)")
+    status = "cut off" if cut else f"HTTP {base.status}"
+    judge = "" if base.status in LATER else "; judged by ERRORS-008"
+    return f"the baseline logit-bias/baseline gave no choice ({status}{judge})"
+
+
+LATER = (429, 503)
+"""Statuses that ask the client to come back later: not a refusal ERRORS-008 fails."""
 
 
 @dataclass(frozen=True)
@@ -150,8 +186,7 @@ async def _search(s: ProbeSession, table: dict[str, str] | None, first: str | No
     """Decode further pages while the first token's id (or a plain word to force) is missing,
     when the ``vocab`` probe could decode ids at all."""
     if table is None:
-        return Search({}, "no ids were decoded (the vocab probe's echo of token ids: ECHO-005, "
-                          "ERRORS-008)")
+        return Search({}, f"no ids were decoded ({_undecoded(s)})")
     merged, decoded = dict(table), [f"{VOCAB_FIRST_ID}-{VOCAB_FIRST_ID + VOCAB_COUNT - 1}"]
     for start in further_pages():
         found = first is None or ids_of(merged, first)
@@ -164,6 +199,35 @@ async def _search(s: ProbeSession, table: dict[str, str] | None, first: str | No
         merged.update(page)
         decoded.append(f"{start}-{start + VOCAB_COUNT - 1}")
     return Search(merged, f"ids {', '.join(decoded)} decoded by echo")
+
+
+def _undecoded(s: ProbeSession) -> str:
+    """Why the ``vocab`` probe's echo of token ids decoded none, naming only the rule that
+    judges what went wrong (a reason that points at a rule that passed sends a reader
+    nowhere)."""
+    vocab = s.earlier("vocab")
+    decode = vocab.exchanges.get("decode")
+    if decode is None:
+        return f"the vocab probe did not run: {vocab.skipped or vocab.problem or 'not sent'}"
+    cut = decode.termination is Termination.CONNECTION_ERROR
+    if decode.status != 200 or cut:
+        status = "cut off" if cut else f"HTTP {decode.status}"
+        judge = "" if decode.status in LATER else " (ERRORS-008 / PARAMS-001)"
+        return f"the vocab probe's echo of token ids got {status}{judge}"
+    choice = first_choice(decode)
+    if choice is None:
+        return "the vocab probe's echo of token ids has no choice (INDICES-001 / SCHEMA-001)"
+    logprobs = choice.get("logprobs")
+    if not isinstance(logprobs, dict):
+        return "the vocab probe's echo of token ids has no logprobs object (LOGPROBS-002)"
+    tokens = logprobs.get("tokens")
+    if not isinstance(tokens, list):  # the chat shape, or none: ECHO-005 reads neither
+        return "the vocab probe's echo of token ids has no logprobs tokens array (SCHEMA-001)"
+    if len(tokens) < VOCAB_COUNT:
+        return (f"the vocab probe's echo of {VOCAB_COUNT} token ids has {len(tokens)} "
+                "logprobs tokens (ECHO-005)")
+    return (f"the vocab probe's echo of {VOCAB_COUNT} token ids has {len(tokens)} logprobs "
+            "tokens, not one per id")
 
 
 @probe("best-of", "best_of 3 against the same seed's 3 candidates", features=("best_of",))

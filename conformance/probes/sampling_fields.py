@@ -31,6 +31,7 @@ from .friendli import FRIENDLI
 from .model import ProbeSession, first_choice
 from .prompts import SAMPLING_TEMPERATURE, SEED
 from .registry import probe
+from .repeats import repeating_greedy
 from .samplers import BASELINES, LOOPING_PROMPT, MAX_TOKENS
 
 PENALTY = 2.0
@@ -48,12 +49,24 @@ def _greedy(**fields: JSON) -> dict[str, JSON]:
        f"presence_penalty and frequency_penalty {PENALTY} on a repeating greedy answer",
        features=("penalties", "logprobs"))
 async def penalties(s: ProbeSession) -> None:
-    """The greedy answer (with logprobs, whose tokens show where it repeats one), and the same
-    with ``presence_penalty`` and with ``frequency_penalty`` at :data:`PENALTY`."""
+    """A greedy answer that repeats one of its tokens, and the same request with
+    ``presence_penalty`` and with ``frequency_penalty`` at :data:`PENALTY`.
+
+    :func:`repeating_greedy` finds the greedy answer; its key is noted as ``repeating`` (what
+    was tried as ``tried``), or why none was found as ``unrepeated``, and then the penalized
+    requests are not sent."""
+    found = await repeating_greedy(s)
+    s.note("tried", list(found.tried))
+    if found.key is None or found.body is None:
+        s.note("unrepeated", found.reason)
+        s.missing("presence", found.reason)
+        s.missing("frequency", found.reason)
+        return
+    s.note("repeating", found.key)
+    fields = {k: v for k, v in found.body.items() if k not in ("model", "logprobs")}
     await s.gather(
-        s.complete("greedy", s.body(**_greedy(logprobs=0))),
-        s.complete("presence", s.body(**_greedy(presence_penalty=PENALTY))),
-        s.complete("frequency", s.body(**_greedy(frequency_penalty=PENALTY))),
+        s.complete("presence", s.body(**fields, presence_penalty=PENALTY)),
+        s.complete("frequency", s.body(**fields, frequency_penalty=PENALTY)),
     )
 
 

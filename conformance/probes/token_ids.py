@@ -63,6 +63,43 @@ def server_root(s: ProbeSession) -> str:
     return base[: -len(base_path)] if base_path and base.endswith(base_path) else base
 
 
+@dataclass(frozen=True)
+class TextIds:
+    """The ids of a generated text as the server's tokenizer splits it after its prompt (the
+    tokenizer route that answered), or why none could be learned.
+
+    These are the ids of the *text*, which a server that generated other ids spelling the same
+    text would not have sent: rules judge with them only what the text shows either way."""
+
+    ids: tuple[int, ...] | None
+    reason: str = ""
+    route: TokenizerRoute | None = None
+
+
+async def generated_ids(s: ProbeSession, prompt: str, text: str, *, label: str = "") -> TextIds:
+    """The ids of ``text`` generated after ``prompt``: where the tokens of ``prompt`` and of
+    ``prompt + text`` part, onwards, from the first tokenizer route the server answers (its
+    requests recorded as ``LABEL-ROUTE-prompt`` / ``LABEL-ROUTE-completed``, auxiliary)."""
+    root = server_root(s)
+    prefix = f"{label}-" if label else ""
+    tried: list[str] = []
+    for route in ROUTES:
+        before = await _tokenize(s, f"{prefix}{route.name}-prompt", root + route.tokenize, prompt)
+        if before is None:
+            tried.append(route.tokenize)
+            continue
+        after = await _tokenize(s, f"{prefix}{route.name}-completed", root + route.tokenize,
+                                prompt + text)
+        if after is None:
+            return TextIds(None, f"{route.tokenize} tokenized the prompt but not the "
+                                 "completed text", route)
+        parted = _parting(before, after)
+        if parted is None:
+            return TextIds(None, f"{route.tokenize}: the completed text adds no token", route)
+        return TextIds(tuple(after[parted:]), route=route)
+    return TextIds(None, f"no tokenizer endpoint answered ({', '.join(tried)})")
+
+
 async def first_generated_id(
     s: ProbeSession, prompt: str, text: str, token: str | None
 ) -> LearnedId:
@@ -70,30 +107,23 @@ async def first_generated_id(
     completion; ``token`` that token's text when the logprobs gave it, None when they did not:
     then the detokenized id must start ``text``), from the first tokenizer route the server
     answers."""
-    root = server_root(s)
-    tried: list[str] = []
-    for route in ROUTES:
-        before = await _tokenize(s, f"{route.name}-prompt", root + route.tokenize, prompt)
-        if before is None:
-            tried.append(route.tokenize)
-            continue
-        after = await _tokenize(s, f"{route.name}-completed", root + route.tokenize,
-                                prompt + text)
-        if after is None:
-            return LearnedId(None, f"{route.tokenize} tokenized the prompt but not the "
-                                   "completed text")
-        parted = _parting(before, after)
-        if parted is None:
-            return LearnedId(None, f"{route.tokenize}: the completed text adds no token")
-        spelled = await _detokenize(s, f"{route.name}-check", root + route.detokenize,
-                                    after[parted])
-        if not _spells(spelled, token, text):
-            shown = repr(token) if token is not None else f"starting {text[:20]!r}"
-            return LearnedId(None, f"{route.tokenize} gives id {after[parted]} for the first "
-                                   f"generated token {shown}, which {route.detokenize} "
-                                   f"spells {spelled!r}")
-        return LearnedId(after[parted], token=spelled)
-    return LearnedId(None, f"no tokenizer endpoint answered ({', '.join(tried)})")
+    found = await generated_ids(s, prompt, text)
+    if found.ids is None or found.route is None:
+        return LearnedId(None, found.reason)
+    route, first = found.route, found.ids[0]
+    spelled = await detokenized(s, f"{route.name}-check", route, first)
+    if not _spells(spelled, token, text):
+        shown = repr(token) if token is not None else f"starting {text[:20]!r}"
+        return LearnedId(None, f"{route.tokenize} gives id {first} for the first "
+                               f"generated token {shown}, which {route.detokenize} "
+                               f"spells {spelled!r}")
+    return LearnedId(first, token=spelled)
+
+
+async def detokenized(s: ProbeSession, key: str, route: TokenizerRoute,
+                      token_id: int) -> str | None:
+    """The text ``route``'s detokenizer gives one id (None: it did not answer with one)."""
+    return await _detokenize(s, key, server_root(s) + route.detokenize, token_id)
 
 
 def _spells(spelled: str | None, token: str | None, text: str) -> bool:

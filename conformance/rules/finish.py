@@ -22,6 +22,7 @@ from spec import JSON
 
 from .base import BUGS, MUST, SCHEMAS, SPEC, rule
 from .common import choice_of, finish_values, responses, sound_streams, text_of
+from .params import max_tokens_overrun
 
 
 def _entries(view: StreamView) -> list[tuple[int, dict[str, JSON], Payload]]:
@@ -162,6 +163,19 @@ def nothing_after_finish(ctx: CheckContext) -> None:
                 )
 
 
+def _uncut(ctx: CheckContext, text: str, full: str) -> str:
+    """Why the 3-token run shows no cut to judge, naming PARAMS-007 only when it fails (a
+    pointer at a rule that passed sends a reader nowhere)."""
+    if max_tokens_overrun(ctx) is not None:
+        return ("the 3-token run is not a proper prefix of the 16-token greedy run (is "
+                "max_tokens honoured? PARAMS-007)")
+    if text == full:
+        return (f"the 3-token run and the 16-token greedy run gave the same text "
+                f"({text[:40]!r}): max_tokens 3 cut nothing")
+    return (f"the 3-token run ({text[:40]!r}) is not a prefix of the 16-token greedy run "
+            f"({full[:40]!r}): the greedy runs part before max_tokens 3 could cut")
+
+
 @rule(
     "FINISH-005", MUST, "finish_reason is length when max_tokens cut the text",
     requirement="When generation stops because max_tokens was reached, finish_reason is "
@@ -177,8 +191,7 @@ def length_when_cut(ctx: CheckContext) -> None:
     if reason not in finish_values(ctx):
         raise NotApplicable(f"finish_reason {reason!r} is not in the enum (FINISH-003)")
     if not (full.startswith(text) and len(full) > len(text)):
-        raise NotApplicable("the 3-token run is not a proper prefix of the 16-token greedy run "
-                            "(is max_tokens honoured? PARAMS-007)")
+        raise NotApplicable(_uncut(ctx, text, full))
     if reason != "length":
         raise Violation(
             "max_tokens cut the text, but finish_reason is not length",

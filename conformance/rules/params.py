@@ -14,6 +14,7 @@ from conformance.check_context import CheckContext
 from conformance.model import NotApplicable, Violation
 from conformance.probes.logprob_tokens import generated_tokens
 from conformance.views import compact, logprob_arrays
+from spec import JSON
 
 from .base import BUGS, MUST, OPENAI_WIRE, SCHEMAS, SHOULD, SPEC, rule
 from .common import choice_of, choices_of, text_of, usage_of
@@ -50,45 +51,86 @@ def token_prompts_accepted(ctx: CheckContext) -> None:
             )
 
 
-def _tokens(ctx: CheckContext, key: str) -> list[str]:
+def _tokens(ctx: CheckContext, key: str) -> list[str] | None:
     """The generated tokens of ``logit-bias/key``, from logprobs in either shape
-    (:func:`generated_tokens`)."""
+    (:func:`generated_tokens`); None when they name none (then the text is judged)."""
+    return generated_tokens(choice_of(ctx, "logit-bias", key).get("logprobs")) or None
+
+
+def _no_tokens(ctx: CheckContext, key: str) -> str:
+    """Why ``logit-bias/key`` names no generated token, with the rule that judges that."""
     value = choice_of(ctx, "logit-bias", key).get("logprobs")
-    tokens = generated_tokens(value)
-    if not tokens:
-        judge = "SCHEMA-001" if isinstance(value, dict) else "LOGPROBS-002"
-        raise NotApplicable(f"logit-bias/{key} has no logprobs tokens (judged by {judge})")
-    return tokens
+    judge = "SCHEMA-001" if isinstance(value, dict) else "LOGPROBS-002"
+    return f"logit-bias/{key} has no logprobs tokens (judged by {judge})"
 
 
-def _first_token(ctx: CheckContext, key: str) -> str:
-    return _tokens(ctx, key)[0]
+def _token_count(ctx: CheckContext, key: str) -> int | None:
+    """How many tokens ``logit-bias/key`` generated: its max_tokens when cut by it, else its
+    usage's completion_tokens (None: unknown)."""
+    choice = choice_of(ctx, "logit-bias", key)
+    limit = ctx.request("logit-bias", key).get("max_tokens")
+    if choice.get("finish_reason") == "length" and isinstance(limit, int):
+        return limit
+    usage = ctx.response("logit-bias", key).get("usage")
+    count = usage.get("completion_tokens") if isinstance(usage, dict) else None
+    return count if isinstance(count, int) and not isinstance(count, bool) else None
 
 
 @rule(
     "PARAMS-002", MUST, "logit_bias -100 bans a token",
     requirement="At temperature 0, logit_bias -100 on the greedy first token's id makes "
-    "another token come first.",
+    "another token come first (without logprobs tokens: the answer is not the greedy one, "
+    "text and token count alike).",
     citation=f"{REQUEST}/logit_bias; {BUGS} #30",
     source=SPEC, probes=("logit-bias",), features=("logit_bias", "logprobs"),
     faults=("logit-bias-ignored",),
 )
 def bias_bans(ctx: CheckContext) -> None:
-    first = _first_token(ctx, "ban")  # first: a request not sent says why it was not
+    choice = choice_of(ctx, "logit-bias", "ban")  # first: a request not sent says why it was not
     banned = ctx.note("logit-bias", "banned")
-    if isinstance(banned, dict) and first == banned.get("token"):
+    if not isinstance(banned, dict):
+        raise NotApplicable("the logit-bias probe noted no banned id")
+    tokens = _tokens(ctx, "ban")
+    if tokens is None:
+        _ban_shown_by_text(ctx, banned)
+        return
+    if tokens[0] == banned.get("token"):
         raise Violation(
             f"token id {banned.get('id')} biased by -100 was still generated first",
-            expected=f"a first token other than {banned.get('token')!r}", actual=first,
+            expected=f"a first token other than {banned.get('token')!r}", actual=tokens[0],
             path="choices[0].logprobs.tokens[0]", exchange="logit-bias/ban",
-            evidence=compact(choice_of(ctx, "logit-bias", "ban")),
+            evidence=compact(choice),
         )
+
+
+def _ban_shown_by_text(ctx: CheckContext, banned: dict[str, JSON]) -> None:
+    """Without logprobs tokens (the id was learned from the text through the server's
+    tokenizer), a ban ignored shows as the greedy answer again: the same text in as many
+    tokens. Another text is a ban honoured; the same text in another number of tokens may be
+    the banned word spelt by other tokens, which a ban allows."""
+    text = text_of(choice_of(ctx, "logit-bias", "ban"), "logit-bias/ban")
+    greedy = text_of(choice_of(ctx, "logit-bias", "baseline"), "logit-bias/baseline")
+    if text != greedy:
+        return
+    count, greedy_count = _token_count(ctx, "ban"), _token_count(ctx, "baseline")
+    if count is None or count != greedy_count:
+        raise NotApplicable(
+            f"{_no_tokens(ctx, 'ban')}, and its text is the greedy one in "
+            f"{count if count is not None else 'an unknown number of'} tokens "
+            f"(the greedy answer's: {greedy_count}): other tokens may spell it")
+    raise Violation(
+        f"token id {banned.get('id')} biased by -100 left the greedy answer unchanged",
+        expected=f"an answer not starting with {banned.get('token')!r}", actual=text,
+        path="choices[0].text", exchange="logit-bias/ban",
+        evidence=compact({"logit_bias": {str(banned.get("id")): -100}, "text": text,
+                          "tokens": count}),
+    )
 
 
 @rule(
     "PARAMS-003", MUST, "logit_bias +100 forces a token",
     requirement="At temperature 0, logit_bias +100 on a token's id makes every generated "
-    "token that token.",
+    "token that token (without logprobs tokens: the text is that token's text repeated).",
     citation=f"{REQUEST}/logit_bias; {BUGS} #30",
     source=SPEC, probes=("logit-bias",), features=("logit_bias", "logprobs"),
     faults=("logit-bias-ignored",),
@@ -96,10 +138,13 @@ def bias_bans(ctx: CheckContext) -> None:
 def bias_forces(ctx: CheckContext) -> None:
     choice = choice_of(ctx, "logit-bias", "force")  # first: a request not sent says why
     forced = ctx.note("logit-bias", "forced")
-    tokens = _tokens(ctx, "force")
     if not isinstance(forced, dict):
         raise NotApplicable("the logit-bias probe noted no forced id")
     want = forced.get("token")  # None: the id's text is unknown, so one token repeated
+    tokens = _tokens(ctx, "force")
+    if tokens is None:
+        _force_shown_by_text(ctx, forced)
+        return
     wrong = [t for t in tokens if t != (tokens[0] if want is None else want)]
     if wrong:
         raise Violation(
@@ -107,6 +152,22 @@ def bias_forces(ctx: CheckContext) -> None:
             expected=want if want is not None else f"{tokens[0]!r} (or one other token) only",
             actual=wrong[0], path="choices[0].logprobs.tokens",
             exchange="logit-bias/force", evidence=compact(choice),
+        )
+
+
+def _force_shown_by_text(ctx: CheckContext, forced: dict[str, JSON]) -> None:
+    """Without logprobs tokens, a forced token whose text is known shows in the text: nothing
+    but that text, repeated (spaces aside, which a tokenizer may spell apart)."""
+    want = forced.get("token")
+    if not isinstance(want, str) or not want.strip():
+        raise NotApplicable(f"{_no_tokens(ctx, 'force')}, and the forced id's text is unknown")
+    text = text_of(choice_of(ctx, "logit-bias", "force"), "logit-bias/force")
+    if not text.strip() or text.replace(want.strip(), "").strip():
+        raise Violation(
+            f"token id {forced.get('id')} biased by +100 was not the only token generated",
+            expected=f"{want!r} repeated", actual=text, path="choices[0].text",
+            exchange="logit-bias/force",
+            evidence=compact({"logit_bias": {str(forced.get("id")): 100}, "text": text}),
         )
 
 
@@ -215,19 +276,44 @@ def best_of_equal_n(ctx: CheckContext) -> None:
     source=SPEC, probes=("greedy", "length"), faults=("max-tokens-overrun",), fuzz="length-short",
 )
 def max_tokens_honoured(ctx: CheckContext) -> None:
-    for probe, key in (("length", "short"), ("greedy", "ns")):
+    for probe, key in MAX_TOKENS_RUNS:
         limit = ctx.request(probe, key).get("max_tokens")
         if not isinstance(limit, int):
             continue
         choice = choice_of(ctx, probe, key)
-        completion = usage_of(ctx, probe, key)[1]
-        arrays = logprob_arrays(choice.get("logprobs"))
-        generated = len(arrays["tokens"]) if arrays else 0
-        if max(completion, generated) > limit:
+        generated = _generated_count(ctx, probe, key)
+        if generated > limit:
             raise Violation(
                 f"more than max_tokens {limit} tokens were generated",
-                expected=f"<= {limit}", actual=max(completion, generated),
+                expected=f"<= {limit}", actual=generated,
                 path="usage.completion_tokens", exchange=f"{probe}/{key}",
                 evidence=compact(ctx.response(probe, key).get("usage")),
             )
         _ = text_of(choice, f"{probe}/{key}")
+
+
+MAX_TOKENS_RUNS = (("length", "short"), ("greedy", "ns"))
+"""The runs PARAMS-007 judges: max_tokens 3, and the greedy run's --max-tokens."""
+
+
+def _generated_count(ctx: CheckContext, probe: str, key: str) -> int:
+    """The larger of usage's completion_tokens and the logprobs tokens' count."""
+    choice = choice_of(ctx, probe, key)
+    completion = usage_of(ctx, probe, key)[1]
+    arrays = logprob_arrays(choice.get("logprobs"))
+    return max(completion, len(arrays["tokens"]) if arrays else 0)
+
+
+def max_tokens_overrun(ctx: CheckContext) -> str | None:
+    """Where PARAMS-007 finds more tokens than max_tokens (``length/short: 4 tokens for
+    max_tokens 3``), for the rules that need max_tokens honoured to name it only when it
+    fails; None when it finds none or cannot judge."""
+    for probe, key in MAX_TOKENS_RUNS:
+        try:
+            limit = ctx.request(probe, key).get("max_tokens")
+            generated = _generated_count(ctx, probe, key) if isinstance(limit, int) else 0
+        except NotApplicable:
+            continue
+        if isinstance(limit, int) and generated > limit:
+            return f"{probe}/{key}: {generated} tokens for max_tokens {limit}"
+    return None

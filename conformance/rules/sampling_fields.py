@@ -20,7 +20,7 @@ from conformance.check_context import CheckContext
 from conformance.model import NotApplicable, Violation
 from conformance.probes.samplers import BASELINES
 from conformance.probes.sampling_fields import PENALTY
-from conformance.views import compact, logprob_arrays
+from conformance.views import compact
 from spec import JSON
 
 from .base import FRIENDLI_WIRE, MUST, SCHEMAS, SHOULD, SPEC, rule
@@ -31,20 +31,21 @@ FRIENDLI_REQUEST = f"{SCHEMAS}/FriendliCompletionRequest/properties"
 
 
 def _repeats(ctx: CheckContext) -> str:
-    """The greedy baseline's text, when its logprobs tokens show a repeated token."""
-    choice = choice_of(ctx, "penalties", "greedy")
-    text = text_of(choice, "penalties/greedy")
-    arrays = logprob_arrays(choice.get("logprobs"))
-    if arrays is None or not arrays["tokens"]:
-        raise NotApplicable("penalties/greedy has no logprobs tokens (judged by LOGPROBS-002)")
-    tokens = arrays["tokens"]
-    if len(set(map(str, tokens))) == len(tokens):
-        raise NotApplicable("the greedy answer repeats none of its tokens: nothing to penalize")
-    return text
+    """The key of the greedy answer whose tokens (from its logprobs, or from its text through
+    the server's tokenizer) repeat one: the penalized requests are its twins."""
+    choice_of(ctx, "penalties", "greedy")  # first: a greedy request refused says so
+    notes = ctx.outcome("penalties").notes
+    key = notes.get("repeating")
+    if not isinstance(key, str):
+        reason = notes.get("unrepeated")
+        raise NotApplicable(str(reason) if reason else "the penalties probe found no greedy "
+                            "answer that repeats a token")
+    return key
 
 
 def _penalty_changes(ctx: CheckContext, key: str, field: str) -> None:
-    base = _repeats(ctx)
+    greedy = _repeats(ctx)
+    base = text_of(choice_of(ctx, "penalties", greedy), f"penalties/{greedy}")
     penalized = text_of(choice_of(ctx, "penalties", key), f"penalties/{key}")
     if penalized == base:
         raise Violation(

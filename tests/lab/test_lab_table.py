@@ -6,7 +6,7 @@ from __future__ import annotations
 import yaml
 
 from conformance.model.coverage import BROKEN, NOT_CLAIMED, skip_group
-from lab.record import TABLE, TODO, table_entry
+from lab.record import TABLE, TODO, dangling, table_entry
 from lab.servers import SERVERS
 
 SERVER = SERVERS["litellm"]
@@ -71,3 +71,23 @@ def test_every_skip_on_a_real_server_points_at_a_reported_failure() -> None:
                     name, rule) not in PRECONDITION_SKIPS:
                 holes.append(f"{name} {rule}: {value['reason']}")
     assert not holes, "\n".join(holes)
+
+
+def test_a_live_run_whose_skip_points_at_a_pass_is_reported() -> None:
+    """``lab/run check`` and ``record`` check the live run's pointers too: Prism, mocking a
+    spec that changed since its recording, once SKIPped FINISH-005 "is max_tokens honoured?
+    PARAMS-007" while PARAMS-007 passed."""
+    report = {"results": [
+        {"rule": "PARAMS-007", "area": "PARAMS", "verdict": "PASS", "message": ""},
+        {"rule": "FINISH-005", "area": "FINISH", "verdict": "SKIP",
+         "message": "the 3-token run is not a proper prefix of the 16-token greedy run (is "
+                    "max_tokens honoured? PARAMS-007)"},
+        {"rule": "PARAMS-002", "area": "PARAMS", "verdict": "SKIP",
+         "message": "logit-bias/ban was not sent: no ids were decoded (ECHO-005)"},
+        {"rule": "ECHO-005", "area": "ECHO", "verdict": "FAIL", "message": "no text"},
+    ]}
+    lines: list[str] = []
+    assert set(dangling(report, "prism-openai", lines.append)) == {"FINISH-005"}
+    assert lines == ["lab: prism-openai: FINISH-005 SKIPs pointing at no failure: the 3-token "
+                     "run is not a proper prefix of the 16-token greedy run (is max_tokens "
+                     "honoured? PARAMS-007)"]

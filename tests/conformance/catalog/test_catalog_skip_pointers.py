@@ -53,3 +53,16 @@ def test_a_pointer_at_a_pass_is_dangling() -> None:
             ("INDICES-003", "INDICES", "SKIP", "the two prompts have the same greedy text")]
     assert dangling_in_report(rows) == {
         "LOGPROBS-003": "no logprobs object (judged by LOGPROBS-001)"}
+
+
+def test_a_pointer_at_a_skip_holds_when_that_skip_points_at_a_failure() -> None:
+    """Prism mocking dynamically (random choice indices): PARAMS-002 names ECHO-005, which
+    SKIPs naming INDICES-001, which fails: the reader following the pointers ends at it."""
+    rows = [("INDICES-001", "INDICES", "FAIL", "the choice indices are not 0..n*prompts-1"),
+            ("ECHO-005", "ECHO", "SKIP", "vocab/decode: choice index 8 is outside 0..0 "
+                                         "(judged by INDICES-001)"),
+            ("PARAMS-002", "PARAMS", "SKIP", "logit-bias/ban was not sent: no ids were decoded "
+                                             "(the vocab probe's echo ... (ECHO-005))"),
+            ("DET-001", "DET", "SKIP", "see DET-002"),
+            ("DET-002", "DET", "SKIP", "see DET-001")]
+    assert dangling_in_report(rows) == {"DET-001": "see DET-002", "DET-002": "see DET-001"}

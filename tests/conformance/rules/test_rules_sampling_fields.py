@@ -42,13 +42,29 @@ def verdict(rule_id: str, profile: spec.Profile, *outcomes: ProbeOutcome) -> str
 
 def test_a_penalty_must_change_a_repeating_greedy_answer() -> None:
     looping = answer("a,b,c", lp_tokens=["a", ",", "b", ",", "c"])
-    changed = outcome("penalties", greedy=looping, presence=answer("a,b;c"),
-                      frequency=answer("a,b,c"))
+    changed = outcome("penalties", {"repeating": "greedy"}, greedy=looping,
+                      presence=answer("a,b;c"), frequency=answer("a,b,c"))
     assert verdict("SAMPLING-001", OPENAI, changed) == "PASS"
     assert verdict("SAMPLING-002", OPENAI, changed) == "NON_STRICT"
-    unique = outcome("penalties", greedy=answer("abc", lp_tokens=["a", "b", "c"]),
-                     presence=answer("abc"), frequency=answer("abc"))
-    assert verdict("SAMPLING-001", OPENAI, unique) == "SKIP"  # nothing to penalize
+
+
+def test_the_penalized_answer_is_compared_with_the_greedy_one_that_repeats() -> None:
+    """A later try (longer, or the repeated phrase) is the one the penalized twins follow."""
+    longer = outcome("penalties", {"repeating": "greedy-longer"},
+                     greedy=answer("abc", lp_tokens=["a", "b", "c"]),
+                     **{"greedy-longer": answer("abcabc")}, presence=answer("abcabc"),
+                     frequency=answer("abc"))
+    assert verdict("SAMPLING-001", OPENAI, longer) == "NON_STRICT"
+    assert verdict("SAMPLING-002", OPENAI, longer) == "PASS"
+
+
+def test_no_repeating_answer_skips_saying_what_was_tried() -> None:
+    reason = "no greedy answer repeats one of its tokens: tried 16 tokens of 'Example:'"
+    unique = outcome("penalties", {"unrepeated": reason},
+                     greedy=answer("abc", lp_tokens=["a", "b", "c"]))
+    settings = Settings("http://x.test/v1", OPENAI, MODEL, OPENAI.features)
+    result = evaluate(rule("SAMPLING-001"), settings, {"penalties": unique}, {})
+    assert (result.verdict.value, result.message) == ("SKIP", reason)
 
 
 def test_banned_and_forced_token_ids() -> None:
