@@ -9,11 +9,12 @@ a connection failure is read from the exception's type
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from urllib.parse import urlsplit, urlunsplit
 
 from conformance.client import STOPPED_ANSWERING
 from conformance.model import RunResult
-from conformance.refusal import Refusal, retries_phrase
+from conformance.refusal import RETRY_LATER, Refusal, retries_phrase
 from conformance.transport import Exchange, Failure, Network, Termination
 from conformance.wire_json import parse_json
 
@@ -165,8 +166,8 @@ def refused_run(result: RunResult, settings: Settings, options: TargetOptions) -
     """One line when the server refused the run as a whole, so no verdict can mean anything:
     every completion request got no answer, or a 401 / 403, or a 404; or more than half of
     them stayed rate-limited through the retries; or the run stopped early (its deadline, a
-    server that stopped answering) before any completion request was answered. None when the
-    run can be judged."""
+    server that stopped answering) before any completion request was answered; or none of them
+    got a 2xx (:func:`no_success`). None when the run can be judged."""
     stats = result.stats
     total = stats.completions
     if total == 0:
@@ -197,4 +198,61 @@ def refused_run(result: RunResult, settings: Settings, options: TargetOptions) -
                 f"{retries_phrase(settings.retries)} each), too many to judge the rest: lower "
                 f"{options.flag('concurrency')} (now {settings.concurrency}) or raise "
                 f"{options.flag('retries')}")
+    if stats.succeeded == 0:
+        return no_success(
+            [(status, count, result.exchanges.get(label)) for status, count, label in
+             stats.statuses], options, settings.retries)
     return None
+
+
+Tally = Sequence[tuple[int | None, int, Exchange | None]]
+"""How many completion requests got each status (None: no status line), with the first
+exchange of each."""
+
+
+def no_success(tally: Tally, options: TargetOptions, retries: int) -> str:
+    """The one line of a run in which no valid completion request got a 2xx (``conformance
+    run`` and ``conformance fuzz`` alike): the most common status with the server's first
+    words, the other statuses, and what to look at. Every rule would SKIP naming ERRORS-008,
+    so the run has no verdict to give."""
+    ranked = sorted(tally, key=lambda entry: -entry[1])
+    status, count, exchange = ranked[0]
+    total = sum(entry[1] for entry in tally)
+    answered = "got no answer" if status is None else f"were answered HTTP {status}"
+    if status in RETRY_LATER:
+        answered += f" after {retries_phrase(retries)} each"
+    what = f"all {total}" if count == total else f"{count} of {total}"
+    where = ""
+    if exchange is not None:
+        words = first_words(exchange)
+        where = (f" ({exchange.request.method} {exchange.request.url}"
+                 + (f': "{words}"' if words else "") + ")")
+    others = ", ".join(f"{'no answer' if other is None else f'HTTP {other}'} x{n}"
+                       for other, n, _ in ranked[1:])
+    rest = f", the others {others}" if others else ""
+    return (f"no completion request got a 2xx: {what} {answered}{where}{rest}: "
+            f"{_no_success_hint(status, options)}")
+
+
+
+def _no_success_hint(status: int | None, options: TargetOptions) -> str:
+    flag = options.flag
+    if status in RETRY_LATER:
+        return f"wait and run again, or raise {flag('retries')}"
+    if status is None or status >= 500:
+        return "the server fails them; look at its logs (behind a gateway: is its upstream up?)"
+    if status >= 400:
+        return f"the server takes none of them: check {flag('model')} and {flag('profile')}"
+    return f"check {flag('base-url')}"
+
+
+def first_words(exchange: Exchange) -> str | None:
+    """The server's own words in an answer: its error envelope's message, else the start of
+    its body as text (an HTML page's or a proxy's plain text), shortened; None when empty."""
+    said = error_message(exchange)
+    if said is not None:
+        return said
+    text = " ".join(exchange.body[:2048].decode("utf-8", "replace").split())
+    if not text:
+        return None
+    return text if len(text) <= 80 else text[:79] + "…"
