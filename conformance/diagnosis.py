@@ -151,13 +151,19 @@ def stopped_unanswered(result: RunResult, options: TargetOptions) -> str | None:
     stats = result.stats
     if stats.stopped is None or stats.answered:
         return None
+    return stopped_line(stats.stopped, options)
+
+
+def stopped_line(stopped: str, options: TargetOptions) -> str:
+    """Why a run stopped before anything was answered (``stopped``, the client's or the fuzz
+    guard's sentence), and what to do (``conformance run`` and ``conformance fuzz`` alike)."""
     flag = options.flag
-    if stats.stopped.startswith(STOPPED_ANSWERING):
+    if stopped.startswith(STOPPED_ANSWERING):
         hint = f"look at its logs, or raise {flag('timeout')} if it is that slow"
     else:
         hint = f"raise {flag('run-timeout')}"
     # the client's sentence names the command line's flags; the front end's may be prefixed
-    said = stats.stopped.replace("--timeout", flag("timeout")).replace(
+    said = stopped.replace("--timeout", flag("timeout")).replace(
         "--run-timeout", flag("run-timeout"))
     return f"{said}; nothing could be judged: {hint}"
 
@@ -200,39 +206,43 @@ def refused_run(result: RunResult, settings: Settings, options: TargetOptions) -
                 f"{options.flag('retries')}")
     if stats.succeeded == 0:
         return no_success(
-            [(status, count, result.exchanges.get(label)) for status, count, label in
-             stats.statuses], options, settings.retries)
+            [(status, count, where_of(result.exchanges.get(label))) for status, count, label
+             in stats.statuses], options, settings.retries)
     return None
 
 
-Tally = Sequence[tuple[int | None, int, Exchange | None]]
-"""How many completion requests got each status (None: no status line), with the first
-exchange of each."""
+Tally = Sequence[tuple[int | None, int, str | None]]
+"""How many completion requests got each status (None: no status line), with where the first
+of each went and what the server said (:func:`where_of`)."""
 
 
-def no_success(tally: Tally, options: TargetOptions, retries: int) -> str:
+def no_success(tally: Tally, options: TargetOptions, retries: int | None) -> str:
     """The one line of a run in which no valid completion request got a 2xx (``conformance
     run`` and ``conformance fuzz`` alike): the most common status with the server's first
     words, the other statuses, and what to look at. Every rule would SKIP naming ERRORS-008,
-    so the run has no verdict to give."""
+    so the run has no verdict to give. ``retries``: how often a 429 / 503 was retried (None:
+    not said, a fuzz run gives up at once on a ``Retry-After`` beyond its wait)."""
     ranked = sorted(tally, key=lambda entry: -entry[1])
-    status, count, exchange = ranked[0]
+    status, count, where = ranked[0]
     total = sum(entry[1] for entry in tally)
     answered = "got no answer" if status is None else f"were answered HTTP {status}"
-    if status in RETRY_LATER:
+    if status in RETRY_LATER and retries is not None:
         answered += f" after {retries_phrase(retries)} each"
     what = f"all {total}" if count == total else f"{count} of {total}"
-    where = ""
-    if exchange is not None:
-        words = first_words(exchange)
-        where = (f" ({exchange.request.method} {exchange.request.url}"
-                 + (f': "{words}"' if words else "") + ")")
     others = ", ".join(f"{'no answer' if other is None else f'HTTP {other}'} x{n}"
                        for other, n, _ in ranked[1:])
     rest = f", the others {others}" if others else ""
-    return (f"no completion request got a 2xx: {what} {answered}{where}{rest}: "
-            f"{_no_success_hint(status, options)}")
+    return (f"no completion request got a 2xx: {what} {answered}"
+            f"{f' ({where})' if where else ''}{rest}: {_no_success_hint(status, options)}")
 
+
+def where_of(exchange: Exchange | None) -> str | None:
+    """``POST URL: "the server's first words"`` of an answer, for a one-line diagnosis."""
+    if exchange is None:
+        return None
+    words = first_words(exchange)
+    said = f': "{words}"' if words else ""
+    return f"{exchange.request.method} {exchange.request.url}{said}"
 
 
 def _no_success_hint(status: int | None, options: TargetOptions) -> str:
