@@ -249,7 +249,10 @@ def _no_success_hint(status: int | None, options: TargetOptions) -> str:
     flag = options.flag
     if status in RETRY_LATER:
         return f"wait and run again, or raise {flag('retries')}"
-    if status is None or status >= 500:
+    if status is None:
+        return (f"the server answers none of them; look at its logs, or raise "
+                f"{flag('timeout')} if it is that slow")
+    if status >= 500:
         return "the server fails them; look at its logs (behind a gateway: is its upstream up?)"
     if status >= 400:
         return f"the server takes none of them: check {flag('model')} and {flag('profile')}"
