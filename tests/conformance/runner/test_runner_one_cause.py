@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from first_contact_support import catalog, gatekeeper
+from first_contact_support import Refuse, catalog, gatekeeper
 
 from conformance.embedded import EmbeddedMock
 from conformance.model import Verdict
@@ -23,7 +23,7 @@ from conformance.model.coverage import dangling_pointers
 PROMPT_LIST_RULES = {"INDICES-003", "INDICES-004", "USAGE-007"}
 
 
-def _prompt_lists(status: int):  # type: ignore[no-untyped-def]
+def _prompt_lists(status: int) -> Refuse:
     """Refuse every completion request whose prompt is a list of strings with ``status``."""
     error = {"error": {"message": "prompt lists are not supported", "type": "server_error",
                        "param": None, "code": None}}

@@ -259,6 +259,9 @@ def test_a_run_whose_completions_are_all_refused_passes_nothing_and_is_one_line(
     assert set(judged) <= {"ERRORS-008", *also}, judged
     if refusal == "500":  # each SKIP names ERRORS-008, which failed
         assert dangling_pointers(result.results) == {}, "SKIPs pointing at no failure"
+        health = next(r for r in result.results if r.rule.id == "ERRORS-006")
+        assert health.verdict is Verdict.SKIP and health.message.startswith(
+            "no other valid request of the run got 2xx either"), health.message
 
 
 def test_a_run_whose_completions_are_all_unavailable_is_one_line_not_a_pass(
