@@ -59,9 +59,11 @@ def _success(status: int | None) -> bool:
 def unjudged(tally: Tally, stop_reason: str, options: TargetOptions) -> str | None:
     """The one line of a fuzz run that could judge nothing, as ``conformance run`` has it:
     the server stopped answering before any valid completion request got a status line, or
-    none of them got a 2xx; None when the run can be judged. The line does not count the
-    retries of a 429 / 503: the guard gives up at once on a ``Retry-After`` beyond its wait."""
-    if stop_reason.startswith(STOPPED_ANSWERING) and all(
+    none of them got a 2xx; None when the run can be judged (or sent no valid completion
+    request: a ``--mode negative`` run's invalid requests are judged as they were answered).
+    The line does not count the retries of a 429 / 503: the guard gives up at once on a
+    ``Retry-After`` beyond its wait."""
+    if tally and stop_reason.startswith(STOPPED_ANSWERING) and all(
             status is None for status, _, _ in tally):
         return stopped_line(stop_reason, options)
     if tally and not any(_success(status) for status, _, _ in tally):

@@ -94,6 +94,7 @@ OPTIONS = TargetOptions()
     (((200, 3, None), (500, 1, "POST u")), "completed", True),  # one 2xx: verdicts
     (((500, 4, "POST u"),), "completed", False),
     ((), "completed", True),  # no valid completion request: nothing to say
+    ((), "the server stopped answering: 3 requests", True),  # --mode negative: judged as is
     (((None, 3, None),), "the server stopped answering: 3 requests", False),
     (((200, 1, None), (None, 3, None)), "the server stopped answering: 3 requests", True),
     # a status line came (its body dripped): an answer, judged by the rules of whole answers
