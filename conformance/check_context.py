@@ -11,11 +11,18 @@ retries, no answer: :mod:`conformance.refusal`) says nothing about the behaviour
 requires: the accessors raise NotApplicable naming the refusal, and a rule that judged no
 exchange at all SKIPs (:attr:`CheckContext.judged` stays empty), never PASSes.
 
-One defect is not layered away: a valid request the rule needs that the server rejects (a
-status such as 400, 422 or 500). The behaviour the rule requires did not happen, and the
-profile says it should, so the rule FAILs naming the exchange (as ERRORS-008 does): a server
-without prompt lists fails the rules of prompt lists, and the finding says which
-``--no-feature`` would state that instead. A skipped rule would hide that the claim is false.
+A valid request the server failed (a 5xx, or a 4xx about neither its form nor the caller:
+:func:`conformance.refusal.failed_valid`) is refused the same way, but named as ERRORS-008's:
+that rule fails it, a case each, and every rule that needed the answer SKIPs pointing there,
+MUST and SHOULD alike (one cause, one finding: a gateway whose upstream is down is one FAIL,
+not forty).
+
+One defect is not layered away: a valid request the rule needs that the server rejects for its
+form (400, 422: :data:`conformance.refusal.FORM_STATUSES`). The server says it does not take
+what the rule requires, and the profile says it should, so the rule FAILs naming the exchange
+(as ERRORS-008 does): a server without prompt lists fails the rules of prompt lists, and the
+finding says which ``--no-feature`` would state that instead. A skipped rule would hide that
+the claim is false.
 
 An exchange the harness stopped reading at one of its limits was not seen to its end. When the
 server reached the limit (too many events or bytes, too slow:
@@ -43,6 +50,10 @@ from conformance.views import StreamView
 from conformance.views.endings import cut_off, unfinished, unsound
 from conformance.wire_json import parse_json
 from spec import JSON
+
+JUDGED_REFUSALS = frozenset({Refusal.NO_ANSWER, Refusal.FAILED})
+"""What a check that judges a refusal itself (``judge_refusal``: a server that stops answering
+after invalid input) gets back instead of NotApplicable."""
 
 Check = Callable[["CheckContext"], None]
 """A rule's check: it reads the context and returns, or raises what :mod:`conformance.model.rule`
@@ -130,13 +141,20 @@ class CheckContext:
         if exchange is None:
             reason = outcome.missing.get(key, "not recorded")
             raise NotApplicable(f"{label} was not sent: {reason}")
-        operation = outcome.operation == "completions" and key not in outcome.auxiliary
-        refusal = refusal_of(exchange, operation=operation)
-        if refusal is not None and not (judge_refusal and refusal is Refusal.NO_ANSWER):
+        refusal = self._refusal(outcome, key, exchange)
+        if refusal is not None and not (judge_refusal and refusal in JUDGED_REFUSALS):
             self.refused[label] = (exchange, refusal)
             raise NotApplicable(summary([(label, exchange, refusal)], retries=self.retries))
         self.judged.add(label)
         return exchange
+
+    def _refusal(self, outcome: ProbeOutcome, key: str, exchange: Exchange) -> Refusal | None:
+        """The refusal the exchange ``key`` of ``outcome`` is (:func:`refusal_of`): a valid
+        request the server failed is one (ERRORS-008 judges it) unless the check is the
+        fuzzer's (``judge_refusals`` False), where schemathesis' acceptance check does."""
+        operation = outcome.operation == "completions" and key not in outcome.auxiliary
+        valid = operation and key not in outcome.invalid and self.judge_refusals
+        return refusal_of(exchange, operation=operation, valid=valid)
 
     @property
     def retries(self) -> int:
@@ -235,9 +253,10 @@ class CheckContext:
             return view
 
     def _not_answered(self, probe: str, key: str, exchange: Exchange) -> Violation | NotApplicable:
-        """What a check gets for an exchange without a 200: a refused valid request is this
-        rule's failure too; anything else (retry later, another 2xx, a request invalid on
-        purpose) leaves nothing to judge."""
+        """What a check gets for an exchange without a 200: a valid request rejected for its
+        form (a server failing it was refused before: ERRORS-008's) is this rule's failure
+        too; anything else (another 2xx, a request invalid on purpose) leaves nothing to
+        judge."""
         label, status = f"{probe}/{key}", exchange.status
         outcome = self.outcome(probe)
         valid = (outcome.operation == "completions" and key not in outcome.invalid
@@ -278,8 +297,7 @@ class CheckContext:
             if outcome is None or outcome.skipped is not None:
                 continue
             for key, exchange in outcome.exchanges.items():
-                operation = outcome.operation == "completions" and key not in outcome.auxiliary
-                refusal = refusal_of(exchange, operation=operation)
+                refusal = self._refusal(outcome, key, exchange)
                 if refusal is not None:
                     found.setdefault(outcome.label(key), (outcome.label(key), exchange, refusal))
         return list(found.values())

@@ -9,11 +9,12 @@ a connection failure is read from the exception's type
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from urllib.parse import urlsplit, urlunsplit
 
 from conformance.client import STOPPED_ANSWERING
 from conformance.model import RunResult
-from conformance.refusal import Refusal, retries_phrase
+from conformance.refusal import RETRY_LATER, Refusal, retries_phrase
 from conformance.transport import Exchange, Failure, Network, Termination
 from conformance.wire_json import parse_json
 
@@ -150,13 +151,19 @@ def stopped_unanswered(result: RunResult, options: TargetOptions) -> str | None:
     stats = result.stats
     if stats.stopped is None or stats.answered:
         return None
+    return stopped_line(stats.stopped, options)
+
+
+def stopped_line(stopped: str, options: TargetOptions) -> str:
+    """Why a run stopped before anything was answered (``stopped``, the client's or the fuzz
+    guard's sentence), and what to do (``conformance run`` and ``conformance fuzz`` alike)."""
     flag = options.flag
-    if stats.stopped.startswith(STOPPED_ANSWERING):
+    if stopped.startswith(STOPPED_ANSWERING):
         hint = f"look at its logs, or raise {flag('timeout')} if it is that slow"
     else:
         hint = f"raise {flag('run-timeout')}"
     # the client's sentence names the command line's flags; the front end's may be prefixed
-    said = stats.stopped.replace("--timeout", flag("timeout")).replace(
+    said = stopped.replace("--timeout", flag("timeout")).replace(
         "--run-timeout", flag("run-timeout"))
     return f"{said}; nothing could be judged: {hint}"
 
@@ -165,8 +172,8 @@ def refused_run(result: RunResult, settings: Settings, options: TargetOptions) -
     """One line when the server refused the run as a whole, so no verdict can mean anything:
     every completion request got no answer, or a 401 / 403, or a 404; or more than half of
     them stayed rate-limited through the retries; or the run stopped early (its deadline, a
-    server that stopped answering) before any completion request was answered. None when the
-    run can be judged."""
+    server that stopped answering) before any completion request was answered; or none of them
+    got a 2xx (:func:`no_success`). None when the run can be judged."""
     stats = result.stats
     total = stats.completions
     if total == 0:
@@ -197,4 +204,68 @@ def refused_run(result: RunResult, settings: Settings, options: TargetOptions) -
                 f"{retries_phrase(settings.retries)} each), too many to judge the rest: lower "
                 f"{options.flag('concurrency')} (now {settings.concurrency}) or raise "
                 f"{options.flag('retries')}")
+    if stats.succeeded == 0:
+        return no_success(
+            [(status, count, where_of(result.exchanges.get(label))) for status, count, label
+             in stats.statuses], options, settings.retries)
     return None
+
+
+Tally = Sequence[tuple[int | None, int, str | None]]
+"""How many completion requests got each status (None: no status line), with where the first
+of each went and what the server said (:func:`where_of`)."""
+
+
+def no_success(tally: Tally, options: TargetOptions, retries: int | None) -> str:
+    """The one line of a run in which no valid completion request got a 2xx (``conformance
+    run`` and ``conformance fuzz`` alike): the most common status with the server's first
+    words, the other statuses, and what to look at. Every rule would SKIP naming ERRORS-008,
+    so the run has no verdict to give. ``retries``: how often a 429 / 503 was retried (None:
+    not said, a fuzz run gives up at once on a ``Retry-After`` beyond its wait)."""
+    ranked = sorted(tally, key=lambda entry: -entry[1])
+    status, count, where = ranked[0]
+    total = sum(entry[1] for entry in tally)
+    answered = "got no answer" if status is None else f"were answered HTTP {status}"
+    if status in RETRY_LATER and retries is not None:
+        answered += f" after {retries_phrase(retries)} each"
+    what = f"all {total}" if count == total else f"{count} of {total}"
+    others = ", ".join(f"{'no answer' if other is None else f'HTTP {other}'} x{n}"
+                       for other, n, _ in ranked[1:])
+    rest = f", the others {others}" if others else ""
+    return (f"no completion request got a 2xx: {what} {answered}"
+            f"{f' ({where})' if where else ''}{rest}: {_no_success_hint(status, options)}")
+
+
+def where_of(exchange: Exchange | None) -> str | None:
+    """``POST URL: "the server's first words"`` of an answer, for a one-line diagnosis."""
+    if exchange is None:
+        return None
+    words = first_words(exchange)
+    said = f': "{words}"' if words else ""
+    return f"{exchange.request.method} {exchange.request.url}{said}"
+
+
+def _no_success_hint(status: int | None, options: TargetOptions) -> str:
+    flag = options.flag
+    if status in RETRY_LATER:
+        return f"wait and run again, or raise {flag('retries')}"
+    if status is None:
+        return (f"the server answers none of them; look at its logs, or raise "
+                f"{flag('timeout')} if it is that slow")
+    if status >= 500:
+        return "the server fails them; look at its logs (behind a gateway: is its upstream up?)"
+    if status >= 400:
+        return f"the server takes none of them: check {flag('model')} and {flag('profile')}"
+    return f"check {flag('base-url')}"
+
+
+def first_words(exchange: Exchange) -> str | None:
+    """The server's own words in an answer: its error envelope's message, else the start of
+    its body as text (an HTML page's or a proxy's plain text), shortened; None when empty."""
+    said = error_message(exchange)
+    if said is not None:
+        return said
+    text = " ".join(exchange.body[:2048].decode("utf-8", "replace").split())
+    if not text:
+        return None
+    return text if len(text) <= 80 else text[:79] + "…"

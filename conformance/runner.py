@@ -181,6 +181,7 @@ def _stats(
     latency = Latency()
     completions = answered = 0
     refused: dict[str, tuple[int, str]] = {}
+    statuses: dict[int | None, tuple[int, str]] = {}
     for outcome in outcomes.values():
         for key, exchange in outcome.exchanges.items():
             if (outcome.operation == "completions" and key not in outcome.auxiliary
@@ -191,10 +192,14 @@ def _stats(
                 if kind is not None:
                     count, first = refused.get(kind.value, (0, outcome.label(key)))
                     refused[kind.value] = (count + 1, first)
+                count, first = statuses.get(exchange.status, (0, outcome.label(key)))
+                statuses[exchange.status] = (count + 1, first)
             latency.add(chunk_times(exchange, views.get(id(exchange))))
     return RunStats(client.sent, wall, tuple(latency.ttft), tuple(latency.gaps), completions,
                     tuple((kind, count, first) for kind, (count, first) in refused.items()),
-                    answered=answered, stopped=client.stopped)
+                    answered=answered, stopped=client.stopped,
+                    statuses=tuple((status, count, first)
+                                   for status, (count, first) in statuses.items()))
 
 
 async def execute(

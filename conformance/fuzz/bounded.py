@@ -26,7 +26,7 @@ import weakref
 import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 import requests
 import schemathesis
@@ -178,7 +178,7 @@ def read_body(response: requests.Response, limits: Limits, watch: Watch) -> None
         del buffer  # schemathesis keeps errors, and with them this frame: not the 16 MiB
         error = ResponseTooSlow if cut.termination is Termination.TOTAL_TIME_LIMIT \
             else ResponseTooLarge
-        raise error(cut.message, request=response.request)
+        raise _after_status(error(cut.message, request=response.request), response)
     if cut is not None:  # what schemathesis keeps of a stream it cuts: the complete events
         del buffer[_events_end(buffer):]
     body = bytes(buffer)
@@ -247,10 +247,33 @@ def _as_requests_error(exc: Exception, response: requests.Response
                        ) -> requests.RequestException:
     """What ``requests`` raises for ``exc`` while it reads a body (``iter_content``)."""
     request = response.request
+    error: requests.RequestException
     if isinstance(exc, urllib3.exceptions.ProtocolError):
-        return requests.exceptions.ChunkedEncodingError(exc, request=request)
-    if isinstance(exc, urllib3.exceptions.DecodeError):
-        return requests.exceptions.ContentDecodingError(exc, request=request)
-    if isinstance(exc, urllib3.exceptions.SSLError):
-        return requests.exceptions.SSLError(exc, request=request)
-    return requests.ConnectionError(exc, request=request)
+        error = requests.exceptions.ChunkedEncodingError(exc, request=request)
+    elif isinstance(exc, urllib3.exceptions.DecodeError):
+        error = requests.exceptions.ContentDecodingError(exc, request=request)
+    elif isinstance(exc, urllib3.exceptions.SSLError):
+        error = requests.exceptions.SSLError(exc, request=request)
+    else:
+        error = requests.ConnectionError(exc, request=request)
+    return _after_status(error, response)
+
+
+STATUS_ATTRIBUTE = "conformance_status"
+"""Set on an error raised while a body was read: the status the answer's status line gave
+(the response itself is not kept: schemathesis keeps errors until a scenario ends)."""
+
+_Error = TypeVar("_Error", bound=requests.RequestException)
+
+
+def _after_status(error: _Error, response: requests.Response) -> _Error:
+    """``error``, marked as raised after ``response``'s status line came."""
+    setattr(error, STATUS_ATTRIBUTE, response.status_code)
+    return error
+
+
+def status_before(exc: BaseException) -> int | None:
+    """The status line that came before ``exc`` broke the answer off; None when ``exc`` came
+    before any status line (the connection, the request, or the status line itself failed)."""
+    status = getattr(exc, STATUS_ATTRIBUTE, None)
+    return status if isinstance(status, int) else None

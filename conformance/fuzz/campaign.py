@@ -35,6 +35,7 @@ from schemathesis.engine import StopReason, events, from_schema
 
 from conformance.settings import MAX_EVENTS, Settings
 from conformance.transport import redact_url
+from conformance.validity import classify
 
 from . import stream as _stream  # noqa: F401 - registers the text/event-stream deserializer
 from .bodies import cap
@@ -178,6 +179,9 @@ def _fuzz(settings: Settings, config: FuzzConfig, report: Reporter, *,
     if database is not None:
         _keep_failures(database, settings.profile.name, result)
     result.judged = dict(run.judged)
+    run.statuses.add_failures(failure for failure in guard.network_failures
+                              if _valid_completion(failure, operations, settings))
+    result.statuses = run.statuses.tally()
     result.ttft_seconds, result.itl_seconds = tuple(run.latency.ttft), tuple(run.latency.gaps)
     result.requests, result.retried = guard.sent, guard.retried
     result.duration = time.monotonic() - started
@@ -206,6 +210,18 @@ def _first_greedy(settings: Settings, config: FuzzConfig, guard: RequestGuard,
                    dict(settings.request_headers()))
     except (requests.RequestException, BudgetSpent):
         return None
+
+
+def _valid_completion(failure: NetworkFailure, operations: dict[str, str],
+                      settings: Settings) -> bool:
+    """Whether ``failure`` was a valid request of the completions operation (its method the
+    operation's, its body valid for the profile), as :attr:`.sample.Sample.valid` says of an
+    answer."""
+    if operations.get(failure.operation) != "completions":
+        return False
+    if failure.request.method.upper() != failure.operation.split(" ", 1)[0].upper():
+        return False
+    return classify(failure.request.json(), settings.profile).kind in ("valid", "ignorable")
 
 
 def _search_left(budget: float, elapsed: float) -> float:

@@ -35,6 +35,7 @@ from conformance.strategies import (
 from conformance.views import compact
 from spec import JSON
 
+from .answered import Statuses
 from .bindings import binder_for
 from .bodies import Caps
 from .exchange import to_exchange
@@ -109,6 +110,9 @@ class FuzzRun:
     judged: dict[str, int] = field(default_factory=dict)
     """Rule ID -> answers its check judged (read at least one of): a rule that judged none
     SKIPs, never PASSes on nothing."""
+    statuses: Statuses = field(default_factory=Statuses)
+    """The statuses of the valid completion requests' answers (:mod:`.answered`): whether the
+    run can judge at all."""
     _judged_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def count_judged(self, rule: Rule) -> None:
@@ -176,6 +180,8 @@ def sample_of(run: FuzzRun, response: schemathesis.Response, case: schemathesis.
     def make() -> Sample:
         exchange = to_exchange(response, secret_headers=run.secret_headers)
         sample = sample_of_exchange(operation, exchange, run.settings)
+        if sample.valid:
+            run.statuses.add(exchange.status, exchange)
         view = sample.views.get(id(exchange))
         if view is not None:  # parsed once, for latency and checks
             run.latency.add(chunk_times(exchange, view))

@@ -26,6 +26,7 @@ from conformance.resolved_target import resolve_target
 from conformance.target_checks import split_list
 from conformance.target_options import add_target_arguments, target_from_args
 
+from .answered import unjudged
 from .bodies import Caps
 from .campaign import fuzz
 from .config import FuzzConfig, FuzzResult
@@ -156,6 +157,9 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     finally:
         close_database(config.example_db)
     _check_reachable(result)
+    line = unjudged(result.statuses, result.stop_reason, target.options)
+    if line is not None:
+        raise HarnessError(line)
     report = dataclasses.replace(
         run_result(result, opened.settings, strict=config.strict, embedded=opened.embedded),
         started_at=started_at, options=getattr(args, "given", ()))

@@ -82,6 +82,9 @@ class FuzzResult:
     """Gaps between consecutive chunks of those streams."""
     network: Network = DIRECT
     """How the requests went out (redacted): the reports say so, ``--insecure`` above all."""
+    statuses: tuple[tuple[int | None, int, str | None], ...] = ()
+    """How many valid completion requests got each status (None: no status line), with where
+    the first non-2xx went and the server's words (:mod:`.answered`)."""
 
     @property
     def exit_code(self) -> int:

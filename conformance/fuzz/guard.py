@@ -26,6 +26,7 @@ from conformance.client import SILENT_IN_A_ROW, STOPPED_ANSWERING, parse_retry_a
 from conformance.settings import default_limits
 from conformance.transport import DIRECT, Limits, Network, RecordedRequest
 
+from .bounded import status_before
 from .deadline import Watch
 from .exchange import prepared_request
 
@@ -60,6 +61,9 @@ class NetworkFailure:
     connected: bool
     """False when no connection was made at all (refused, DNS, connect timeout): then the
     target is unreachable, which is the run's problem rather than a finding."""
+    status: int | None = None
+    """The status line that came before the answer broke off (its body cut or too slow);
+    None when none came."""
     case: schemathesis.Case | None = field(default=None, compare=False, repr=False)
     """The case whose request failed (what :mod:`conformance.fuzz.shrink` reduces)."""
 
@@ -198,7 +202,7 @@ class RequestGuard:
         with self._lock:
             self.network_failures.append(NetworkFailure(
                 operation, request, f"{type(exc).__name__}: {exc}"[:500], request.wants_stream,
-                connected=not never_connected(exc), case=case,
+                connected=not never_connected(exc), status=status_before(exc), case=case,
             ))
 
 

@@ -47,6 +47,17 @@ class RunStats:
     stopped: str | None = None
     """Why the run stopped sending before its probes were done (``--run-timeout`` passed, or
     the server stopped answering), or None."""
+    statuses: tuple[tuple[int | None, int, str], ...] = ()
+    """Of the completions, how many got each status (None: no status line), with the first
+    exchange's label, in the order first seen: whether any got a 2xx (:attr:`succeeded`)."""
+
+    @property
+    def succeeded(self) -> int | None:
+        """Of the completions, the ones answered 2xx; None when the run did not count them."""
+        if not self.statuses:
+            return None
+        return sum(count for status, count, _ in self.statuses
+                   if status is not None and 200 <= status < 300)
 
     def refused_count(self, kind: str) -> int:
         return sum(count for name, count, _ in self.refused if name == kind)

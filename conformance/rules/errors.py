@@ -201,6 +201,7 @@ def healthy_after(ctx: CheckContext) -> None:
         # because of them: it never answered (the run as a whole says so)
         raise NotApplicable(refusal.summary([("invalid/health", exchange, Refusal.NO_ANSWER)]))
     if exchange.status != 200:
+        _blame_only_invalid_input(ctx)
         raise Violation(
             "a valid request after the invalid ones failed", expected=200,
             actual=exchange.status or str(exchange.termination), path="status",
@@ -220,6 +221,29 @@ def healthy_after(ctx: CheckContext) -> None:
 )
 def openai_limits_enforced(ctx: CheckContext) -> None:
     _status_rule(ctx, ("limit",))
+
+
+def _blame_only_invalid_input(ctx: CheckContext) -> None:
+    """NotApplicable when the run's other valid requests (those of the other probes, sent
+    around the invalid ones) got no 2xx either: a server that fails every valid request does
+    not fail the health check because of invalid input. ERRORS-008 judges those failures; a
+    run whose other requests were all refused to retry later says so. With no other valid
+    request in the run (ERRORS-006 selected alone), the health check is judged as it is."""
+    others = [(label, exchange) for label, _, exchange in ctx.scanned()
+              if not label.startswith("invalid/")]
+    if not others or any(e.status is not None and 200 <= e.status < 300 for _, e in others):
+        return
+    later = [(label, exchange, kind) for label, exchange in others
+             if (kind := refusal.refusal_of(exchange)) in (Refusal.RATE_LIMITED,
+                                                            Refusal.UNAVAILABLE)]
+    if len(later) == len(others):
+        raise NotApplicable(refusal.summary(later, retries=ctx.retries))
+    label, first = next((label, e) for label, e in others
+                        if refusal.refusal_of(e) not in (Refusal.RATE_LIMITED,
+                                                         Refusal.UNAVAILABLE))
+    raise NotApplicable(
+        f"no other valid request of the run got 2xx either ({label}: {_status(first)}): the "
+        "server fails valid requests whatever came before them (judged by ERRORS-008)")
 
 
 def _answered_invalid(ctx: CheckContext) -> bool:

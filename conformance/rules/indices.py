@@ -78,7 +78,7 @@ def stream_indices(ctx: CheckContext) -> None:
     "with n 2 are A's greedy text and choices 2-3 are B's.",
     citation=f"{PROMPT}; {BUGS} #17",
     source=SPEC, probes=("greedy", "batch"), features=("n", "prompt_lists"),
-    faults=("prompts-swapped", "prompt-list-500"),
+    faults=("prompts-swapped",),
 )
 def prompt_order(ctx: CheckContext) -> None:
     a = text_of(choices_of(ctx, "greedy", "ns")[0], "greedy/ns")
@@ -108,7 +108,7 @@ def prompt_order(ctx: CheckContext) -> None:
     requirement="A non-streamed response lists its choices by ascending index.",
     citation=f"{PROMPT} (OpenAI returns them in order)",
     source=SPEC, probes=("batch",), features=("n", "prompt_lists"),
-    faults=("choices-unordered", "prompt-list-500"), fuzz="plain",
+    faults=("choices-unordered",), fuzz="plain",
 )
 def listed_in_order(ctx: CheckContext) -> None:
     key = answered_form(ctx, "batch", "ns")

@@ -152,6 +152,8 @@ class Gatekeeper:
     refused: int = 0
     delay: Callable[[str], float] | None = None
     """Seconds to wait, given a request's path, before handling it (a slow or silent server)."""
+    retry_after: str = "0"
+    """The ``Retry-After`` header of each refusal."""
 
     async def handle(self, request: web.Request) -> web.StreamResponse:
         if self.delay is not None:
@@ -165,7 +167,8 @@ class Gatekeeper:
                 assert request.transport is not None
                 request.transport.close()
                 return web.Response()
-            return web.json_response(payload, status=status, headers={"Retry-After": "0"})
+            return web.json_response(payload, status=status,
+                                     headers={"Retry-After": self.retry_after})
         headers = {k: v for k, v in request.headers.items()
                    if k.lower() not in ("host", "content-length")}
         async with aiohttp.ClientSession() as session, session.request(
@@ -184,10 +187,12 @@ class Gatekeeper:
 @contextlib.contextmanager
 def gatekeeper(
     mock: EmbeddedMock, refuse: Refuse, *, delay: Callable[[str], float] | None = None,
+    retry_after: str = "0",
 ) -> Iterator[tuple[str, Gatekeeper]]:
     """The gatekeeper on loopback; yields its ``/v1`` URL. A handler the client gave up on is
     cancelled, and shutting down waits for none (a silent server's handlers sleep for ever)."""
-    gate = Gatekeeper(mock.openai_url.rsplit("/v1", 1)[0], refuse, delay=delay)
+    gate = Gatekeeper(mock.openai_url.rsplit("/v1", 1)[0], refuse, delay=delay,
+                      retry_after=retry_after)
     loop = asyncio.new_event_loop()
     app = web.Application()
     app.router.add_route("*", "/{tail:.*}", gate.handle)

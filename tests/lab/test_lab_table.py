@@ -3,6 +3,8 @@ re-recording only while the rule fails for the same reason, and no SKIP hides a 
 
 from __future__ import annotations
 
+import re
+
 import yaml
 
 from conformance.model.coverage import BROKEN, NOT_CLAIMED, skip_group
@@ -91,3 +93,18 @@ def test_a_live_run_whose_skip_points_at_a_pass_is_reported() -> None:
     assert lines == ["lab: prism-openai: FINISH-005 SKIPs pointing at no failure: the 3-token "
                      "run is not a proper prefix of the 16-token greedy run (is max_tokens "
                      "honoured? PARAMS-007)"]
+
+
+def test_a_valid_request_a_server_failed_is_one_finding_on_every_recording() -> None:
+    """One cause, one finding: a valid request a lab server answered with a 5xx (llama-cpp-
+    python's prompt lists and token-id prompts) is ERRORS-008's FAIL alone; no other rule
+    fails or is NON_STRICT for it (they SKIP naming ERRORS-008)."""
+    repeated = [
+        f"{name} {rule}: {value['reason']}"
+        for name, entry in _table().items() for rule, value in entry["rules"].items()
+        if rule != "ERRORS-008" and isinstance(value, dict)
+        and value["verdict"] in ("FAIL", "NON_STRICT")
+        and re.search(r"refused with HTTP 5\d\d|not accepted", value["reason"])
+        and "HTTP 5" in str(value.get("why", ""))
+    ]
+    assert not repeated, "\n".join(repeated)

@@ -33,6 +33,8 @@ from network_support import LoopbackProxy, TLSKit, loopback_proxy
 
 from conformance.embedded import EmbeddedMock
 from conformance.model import Verdict
+from conformance.model.coverage import dangling_pointers
+from conformance.rules import CATALOG
 
 # -- one table of connection and URL mistakes ---------------------------------------------
 
@@ -204,6 +206,17 @@ def completions_only(status: int, body: object) -> Refuse:
     return lambda path, _: (status, body) if path.endswith("/completions") else None
 
 
+UPSTREAM_DOWN = {"error": {"message": "upstream connect error or disconnect/reset before "
+                           "headers", "type": "server_error", "param": None, "code": None}}
+"""What a gateway whose upstream is down answers every completion request (Envoy's words)."""
+INVALID_INPUT_RULES = frozenset(
+    rule.id for rule in CATALOG if set(rule.probes) == {"invalid"}) - {"ERRORS-006"}
+ALSO_JUDGED = {"500": INVALID_INPUT_RULES}
+"""Rules besides ERRORS-008 that judge what a refusal saw: a gateway answers the invalid
+requests 500 too, which the rules of invalid input judge (ERRORS-002: "not a server error"; the
+envelope's shape). ERRORS-006 is not among them: it SKIPs, its health check failing with the
+rest."""
+
 REFUSED_COMPLETIONS = {
     "401": (completions_only(401, KEY_ERROR),
             'the server refused the API key (HTTP 401 to POST {url}/completions: "Incorrect API '
@@ -214,6 +227,10 @@ REFUSED_COMPLETIONS = {
     "429": (completions_only(429, RATE_ERROR),
             "the server rate-limited … of … completion requests (429 after 3 retries each), too "
             "many to judge the rest: lower --concurrency (now 4) or raise --retries"),
+    "500": (completions_only(500, UPSTREAM_DOWN),
+            'no completion request got a 2xx: all … were answered HTTP 500 (POST {url}/'
+            'completions: "upstream connect error or disconnect/reset before headers"): the '
+            "server fails them; look at its logs (behind a gateway: is its upstream up?)"),
     "closed": (completions_only(0, None),
                "127.0.0.1:… closed the connection without answering POST {url}/completions, "
                "on a fresh connection too: the server broke before answering; look at its "
@@ -232,10 +249,33 @@ def test_a_run_whose_completions_are_all_refused_passes_nothing_and_is_one_line(
         one_line(("--base-url", url, "--api-key", "sk-any"), expected.replace("{url}", url))
         result = catalog(url)
     passed = sorted(r.rule.id for r in result.results if r.verdict is Verdict.PASS)
-    assert all(rule.startswith("MODELS-") for rule in passed), passed  # the listing answered
+    also = ALSO_JUDGED.get(refusal, frozenset())
+    # the listing answered
+    assert all(rule.startswith("MODELS-") or rule in also for rule in passed), passed
     judged = {r.rule.id: (r.verdict.value, r.message[:120]) for r in result.results
               if r.verdict not in (Verdict.SKIP, Verdict.PASS)}
-    assert set(judged) <= {"ERRORS-008"}, judged  # the rule that judges refused valid requests
+    # the rule that judges refused valid requests (ERRORS-006 too: the health check after the
+    # invalid requests is not blamed on them when nothing else was answered either)
+    assert set(judged) <= {"ERRORS-008", *also}, judged
+    if refusal == "500":  # each SKIP names ERRORS-008, which failed
+        assert dangling_pointers(result.results) == {}, "SKIPs pointing at no failure"
+        health = next(r for r in result.results if r.rule.id == "ERRORS-006")
+        assert health.verdict is Verdict.SKIP and health.message.startswith(
+            "no other valid request of the run got 2xx either"), health.message
+
+
+def test_a_run_whose_completions_are_all_unavailable_is_one_line_not_a_pass(
+    mock: EmbeddedMock,
+) -> None:
+    """503 with ``Retry-After: 3600`` to every completion request (the retries wait at most
+    --timeout): the run was "PASSED" with every rule SKIPped "refused, not judged"; it is one
+    line and exit 2, since nothing was answered."""
+    unavailable = {"error": {"message": "Service temporarily unavailable", "type": "x"}}
+    with gatekeeper(mock, completions_only(503, unavailable), retry_after="3600") as (url, _):
+        one_line(("--base-url", url, "--timeout", "1", "--retries", "1", "--concurrency", "16"),
+                 f"no completion request got a 2xx: all … were answered HTTP 503 after 1 retry "
+                 f'each (POST {url}/completions: "Service temporarily unavailable"): wait and '
+                 "run again, or raise --retries")
 
 
 
