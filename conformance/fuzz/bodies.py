@@ -192,6 +192,11 @@ def _drop_unclaimed(body: dict[str, JSON], features: frozenset[str]) -> None:
     if "tokens" in body and "tokens_prompt" not in features:
         body.pop("tokens")
         body.setdefault("prompt", "Hello")
+    if body.get("add_special_tokens") is False and isinstance(prompt, list):
+        # no BOS token: an empty prompt is an empty token sequence, which vLLM refuses ("The
+        # decoder prompt cannot be empty", vllm/v1/engine/input_processor.py of v0.32.0); a
+        # valid body whose answer depends on the tokenizer tests no positive_data_acceptance
+        body["prompt"] = [item or " " if isinstance(item, str) else item for item in prompt]
 
 
 def _meet_cross_field_rules(body: dict[str, JSON], profile_name: str) -> dict[str, JSON]:

@@ -111,6 +111,9 @@ def test_servable_meets_vllms_own_checks_without_lifting_the_cap() -> None:
     fixed = servable({**BASE, "max_tokens": 0, "stream_options": {}}, vllm, model="m")
     assert fixed["max_tokens"] == 1 and fixed["stream_options"] == {}
     assert servable({**BASE, "max_tokens": 0, "echo": True}, vllm, model="m")["max_tokens"] == 0
+    fixed = servable({**BASE, "prompt": ["", "a"], "add_special_tokens": False}, vllm, model="m")
+    assert fixed["prompt"] == [" ", "a"]  # no BOS: an empty prompt is no token at all
+    assert servable({**BASE, "prompt": ["", "a"]}, vllm, model="m")["prompt"] == ["", "a"]
     fixed = servable({**BASE, "max_tokens": 3, "min_tokens": 9}, vllm, model="m")
     assert fixed["max_tokens"] == 3 and fixed["min_tokens"] == 3
     assert not spec.cross_field_violations(fixed, "vllm")

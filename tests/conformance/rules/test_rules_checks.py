@@ -334,3 +334,22 @@ def test_a_short_top_logprobs_entry_is_a_violation_unless_its_keys_collapsed() -
     assert verdict("LOGPROBS-006", _top_entries([full, {" a": -0.1, "": -2.0}])) == "PASS"
     too_many = {**full, " d": -4.0, " e": -5.0}
     assert verdict("LOGPROBS-006", _top_entries([full, too_many])) == "FAIL"
+
+
+
+def test_a_chosen_token_sharing_its_key_may_carry_another_alikes_logprob() -> None:
+    """Two byte tokens that each decode to "" share one key: the entry's value may be the
+    alternative's (vLLM, LOGPROBS-006's collapse), but the key must be there."""
+    def outcomes(tokens: list[str]) -> dict[str, ProbeOutcome]:
+        logprobs = {"tokens": tokens, "token_logprobs": [-0.1, -8.0],
+                    "top_logprobs": [{" a": -0.1, " b": -2.0}, {" a": -0.5, "": -3.0}],
+                    "text_offset": [1, 3]}
+        request = {**PLAIN_BODY, "logprobs": 2}
+        exchange = _completion("".join(tokens), "length", logprobs=logprobs,
+                               request_body=request)
+        return {"logprobs": ProbeOutcome("logprobs", exchanges={"ln": exchange},
+                                         requests={"ln": request},
+                                         notes={"prompt": "p", "top": 2})}
+
+    assert verdict("LOGPROBS-007", outcomes([" a", ""])) == "PASS"
+    assert verdict("LOGPROBS-007", outcomes([" a", " z"])) == "FAIL"
