@@ -31,6 +31,7 @@ from conformance.model.coverage import dangling_in_report
 
 from . import process
 from .servers import REPO, SERVERS, Recording, Server, free_port
+from .sockets import listening_of_group
 
 FIXTURES = REPO / "tests" / "fixtures" / "lab"
 TABLE = FIXTURES / "verdicts.yaml"
@@ -149,7 +150,11 @@ more than one, and a failing cell links to the server's deviation below. An empt
 rule the server's profile does not have. Every FAIL below is a real deviation of that server,
 in one line; the SKIPs' reasons are in `verdicts.yaml`; the servers and their setup are in
 `lab/README.md`. `conformance matrix --replay tests/fixtures/lab/*.json` writes the same table
-(with each finding's message and curl instead of these lines).
+(with each finding's message and curl instead of these lines). The gateways (LiteLLM, Portkey)
+are recorded in front of our mock, a conforming upstream, so each of their FAILs is the
+gateway's own; `lab/README.md` ("Its own FAILs and those it passes through") compares Portkey
+in front of vLLM with vLLM alone: which FAILs a gateway passes through, which it adds, and
+which of its upstream's correct answers it hides.
 
 """
 
@@ -272,6 +277,7 @@ def check(servers: Iterable[Server], log: Callable[[str], None] = print,
     same = True
     for server in servers:
         with Started(server, upstream, log) as state:
+            same = on_loopback_only(server, state, log) and same
             for recording in recordings_of(server, upstream):
                 with tempfile.TemporaryDirectory() as folder:
                     live_path, replay_path = Path(folder, "live.json"), Path(folder, "r.json")
@@ -288,6 +294,18 @@ def check(servers: Iterable[Server], log: Callable[[str], None] = print,
                 log(f"lab: {recording.name}: live and replayed verdicts "
                     + ("agree" if not differing else f"differ on {', '.join(differing)}"))
     return same
+
+
+def on_loopback_only(server: Server, state: process.Running,
+                     log: Callable[[str], None] = print) -> bool:
+    """Whether the running ``server`` listens on loopback only, by the kernel's socket table
+    (every process of its group: a gateway's mock beside it, vLLM's engine), logged."""
+    sockets = listening_of_group(state.pid)
+    where = ", ".join(sorted({f"{each.address}:{each.port}" for each in sockets}))
+    exposed = [each for each in sockets if not each.loopback]
+    log(f"lab: {server.name} listens on {where or 'nothing'}"
+        + (" (beyond loopback!)" if exposed else " (loopback only)"))
+    return not exposed and bool(sockets)
 
 
 def recordings_of(server: Server, upstream: Server | None) -> tuple[Recording, ...]:
