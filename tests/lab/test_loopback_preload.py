@@ -9,7 +9,9 @@ import subprocess
 
 import pytest
 
-from lab.servers import LOOPBACK_PRELOAD
+from lab.process import Running
+from lab.record import on_loopback_only
+from lab.servers import LOOPBACK_PRELOAD, SERVERS
 from lab.sockets import listening_of_group, listening_sockets
 
 NODE = shutil.which("node")
@@ -30,6 +32,13 @@ function ready() { console.log(this.address().address + ' ' + this.address().por
 """
 
 
+def _checked(pid: int) -> tuple[bool, list[str]]:
+    """What ``lab/run check`` says of the process group ``pid`` as if it were the gateway."""
+    lines: list[str] = []
+    state = Running("portkey", pid, 0, [], "")
+    return on_loopback_only(SERVERS["portkey"], state, lines.append), lines
+
+
 @pytest.mark.parametrize("how", sorted(LISTENS))
 def test_a_node_server_preloaded_listens_on_loopback_only(how: str) -> None:
     assert NODE is not None
@@ -44,6 +53,8 @@ def test_a_node_server_preloaded_listens_on_loopback_only(how: str) -> None:
         assert [(each.address, each.port) for each in listening] == [("127.0.0.1", int(port))]
         assert all(each.address == "127.0.0.1"
                    for each in listening_sockets() if each.port == int(port))
+        assert _checked(server.pid) == (True, [f"lab: portkey listens on 127.0.0.1:{port} "
+                                               "(loopback only)"])
     finally:
         server.kill()
         server.wait(timeout=10)
@@ -61,6 +72,8 @@ def test_without_the_preload_the_same_server_listens_on_every_interface() -> Non
         assert server.stdout is not None
         server.stdout.readline()
         assert [each.loopback for each in listening_of_group(server.pid)] == [False]
+        passed, lines = _checked(server.pid)
+        assert not passed and lines[0].endswith("(beyond loopback!)")
     finally:
         server.kill()
         server.wait(timeout=10)
