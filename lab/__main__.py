@@ -87,8 +87,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         for server in SERVERS.values() if args.name == "all" else [SERVERS[args.name]]:
             ready(server)
     elif args.command == "start":
-        server = ready(SERVERS[args.name])
         upstream = _upstream([args.name], args.upstream)
+        server = ready(SERVERS[args.name])
         url = None
         if upstream is not None:
             running = process.running(upstream) or process.start(upstream, free_port())
