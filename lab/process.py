@@ -36,6 +36,8 @@ class Running:
     command: list[str]
     started: str
     """Field 22 of ``/proc/PID/stat``: the process's start time in clock ticks since boot."""
+    upstream: str = ""
+    """A gateway's upstream: the base URL it forwards to."""
 
     @property
     def root(self) -> str:
@@ -55,7 +57,7 @@ def running(server: Server) -> Running | None:
         return None
     record = json.loads(pid_file.read_text())
     state = Running(server.name, record["pid"], record["port"], record["command"],
-                    record["started"])
+                    record["started"], record.get("upstream", ""))
     if _runs(state):
         return state
     pid_file.unlink()
@@ -77,13 +79,17 @@ def _runs(state: Running) -> bool:
     return _start_time(state.pid) == state.started
 
 
-def start(server: Server, port: int, log: Callable[[str], None] = print) -> Running:
-    """Start ``server`` on 127.0.0.1:``port`` and wait until it answers HTTP."""
+def start(server: Server, port: int, log: Callable[[str], None] = print,
+          upstream: str | None = None) -> Running:
+    """Start ``server`` on 127.0.0.1:``port`` and wait until it answers HTTP (a gateway: until
+    its upstream, the base URL ``upstream`` or our mock, answers too)."""
     if (already := running(server)) is not None:
         raise SystemExit(f"lab: {server.name} already runs (pid {already.pid}, "
                          f"{already.root}); `lab/run stop {server.name}` first")
-    command = server.command(port)
-    log(f"lab: starting {server.name} on 127.0.0.1:{port}")
+    launch = server.launch(port, upstream)
+    command = launch.command
+    log(f"lab: starting {server.name} on 127.0.0.1:{port}"
+        + (f" in front of {launch.upstream}" if launch.upstream else ""))
     log_path = run_folder() / f"{server.name}.log"
     with open(log_path, "wb") as output:
         process = subprocess.Popen(
@@ -92,7 +98,8 @@ def start(server: Server, port: int, log: Callable[[str], None] = print) -> Runn
             cwd=server.folder(),
         )
     _CHILDREN[process.pid] = process
-    state = Running(server.name, process.pid, port, command, _start_time(process.pid) or "")
+    state = Running(server.name, process.pid, port, command, _start_time(process.pid) or "",
+                    launch.upstream)
     (run_folder() / f"{server.name}.json").write_text(json.dumps(state.__dict__))
     deadline = time.monotonic() + START_TIMEOUT
     while time.monotonic() < deadline:
@@ -101,7 +108,8 @@ def start(server: Server, port: int, log: Callable[[str], None] = print) -> Runn
             (run_folder() / f"{server.name}.json").unlink(missing_ok=True)
             raise SystemExit(f"lab: {server.name} exited with {process.returncode}:\n"
                              + _tail(log_path))
-        if _answers(state.root + server.ready_path):
+        if _answers(state.root + server.ready_path) and (
+                not launch.upstream or _answers(launch.upstream + "/models")):
             return state
         time.sleep(0.25)
     stop(server)

@@ -31,6 +31,7 @@ from conformance.model.coverage import dangling_in_report
 
 from . import process
 from .servers import REPO, SERVERS, Recording, Server, free_port
+from .sockets import listening_of_group
 
 FIXTURES = REPO / "tests" / "fixtures" / "lab"
 TABLE = FIXTURES / "verdicts.yaml"
@@ -53,9 +54,14 @@ def normalize(message: str) -> str:
     return PORT.sub(r"\1:PORT", message)
 
 
-def conformance(base_url: str, recording: Recording, report: Path) -> int:
+def conformance(base_url: str, recording: Recording, report: Path,
+                upstream: str | None = None) -> int:
+    """``conformance run`` against ``base_url`` into ``report``: live (``upstream``: the
+    gateway's upstream, "" for a server that is none) or replayed (None: without the
+    routing headers a replay does not need)."""
+    args = recording.replay_arguments() if upstream is None else recording.arguments(upstream)
     command = [sys.executable, "-m", "conformance", "run", "-q", "--base-url", base_url,
-               "--profile", recording.profile, *recording.args, "--json", str(report)]
+               "--profile", recording.profile, *args, "--json", str(report)]
     done = subprocess.run(command, capture_output=True, text=True, cwd=REPO)
     if done.returncode not in (0, 1) or not report.exists():
         raise SystemExit(f"lab: conformance run failed (exit {done.returncode}):\n"
@@ -91,7 +97,7 @@ def table_entry(
         "server": f"{server.name} {server.version}",
         "fixture": f"{recording.name}.json",
         "base_path": recording.base_path,
-        "args": ["--profile", recording.profile, *recording.args],
+        "args": ["--profile", recording.profile, *recording.replay_arguments()],
         "rules": rules,
     }
 
@@ -144,7 +150,11 @@ more than one, and a failing cell links to the server's deviation below. An empt
 rule the server's profile does not have. Every FAIL below is a real deviation of that server,
 in one line; the SKIPs' reasons are in `verdicts.yaml`; the servers and their setup are in
 `lab/README.md`. `conformance matrix --replay tests/fixtures/lab/*.json` writes the same table
-(with each finding's message and curl instead of these lines).
+(with each finding's message and curl instead of these lines). The gateways (LiteLLM, Portkey)
+are recorded in front of our mock, a conforming upstream, so each of their FAILs is the
+gateway's own; `lab/README.md` ("Its own FAILs and those it passes through") compares Portkey
+in front of vLLM with vLLM alone: which FAILs a gateway passes through, which it adds, and
+which of its upstream's correct answers it hides.
 
 """
 
@@ -176,8 +186,7 @@ def judged(entry: dict[str, Any], report: Path) -> SavedReport:
 def judge_fixture(name: str, entry: dict[str, Any], folder: Path) -> Path:
     """Replay the recording ``name`` (no live server) and judge it with today's catalog,
     with the arguments it was recorded with; the path of the judged report."""
-    server = SERVERS[entry["server"].split()[0]]
-    recording = next(r for r in server.recordings if r.name == name)
+    recording = SERVERS[entry["server"].split()[0]].recording(name)
     path = folder / f"{name}.json"
     with Replay(FIXTURES / entry["fixture"], timing="none") as root:
         conformance(root + recording.base_path, recording, path)
@@ -198,16 +207,19 @@ def write_compatibility(table: dict[str, Any], reports: dict[str, SavedReport],
     COMPATIBILITY.write_text(compatibility(table, reports), encoding="utf-8")
 
 
-def record(servers: Iterable[Server], log: Callable[[str], None] = print) -> None:
+def record(servers: Iterable[Server], log: Callable[[str], None] = print,
+           upstream: Server | None = None) -> None:
+    """Record each server into the fixtures; a gateway in front of ``upstream`` (a lab
+    server, started for it when it does not run) when given, its recordings then named
+    ``GATEWAY-via-UPSTREAM-PROFILE``."""
     FIXTURES.mkdir(parents=True, exist_ok=True)
     table = load_table()
     reports: dict[str, SavedReport] = {}
     for server in servers:
-        state = process.start(server, free_port(), log)
-        try:
-            for recording in server.recordings:
+        with Started(server, upstream, log) as state:
+            for recording in recordings_of(server, upstream):
                 path = FIXTURES / f"{recording.name}.json"
-                conformance(state.root + recording.base_path, recording, path)
+                conformance(state.root + recording.base_path, recording, path, state.upstream)
                 report = slim(json.loads(path.read_text(encoding="utf-8")))
                 path.write_text(json.dumps(report, ensure_ascii=False, indent=1) + "\n",
                                 encoding="utf-8")
@@ -221,8 +233,6 @@ def record(servers: Iterable[Server], log: Callable[[str], None] = print) -> Non
                 log(f"lab: {recording.name}: " + ", ".join(
                     f"{summary[v]} {v}" for v in ("PASS", "FAIL", "NON_STRICT", "SKIP", "ERROR")))
                 log("\n".join(moved) if moved else "  no verdict moved")
-        finally:
-            process.stop(server)
     write_table(table)
     write_compatibility(table, reports, log)
     _warn_todo(table, log)
@@ -244,7 +254,7 @@ def retable(log: Callable[[str], None] = print) -> None:
     reports: dict[str, SavedReport] = {}
     for name, entry in sorted(table.items()):
         server = SERVERS[entry["server"].split()[0]]
-        recording = next(r for r in server.recordings if r.name == name)
+        recording = server.recording(name)
         with tempfile.TemporaryDirectory() as folder:
             path = judge_fixture(name, entry, Path(folder))
             report = json.loads(path.read_text(encoding="utf-8"))
@@ -258,18 +268,21 @@ def retable(log: Callable[[str], None] = print) -> None:
     _warn_todo(table, log)
 
 
-def check(servers: Iterable[Server], log: Callable[[str], None] = print) -> bool:
-    """Run each server live, replay that run, and compare every verdict; True when all hold
-    and no SKIP of the live run points at a rule that did not fail (:func:`dangling`: a live
-    server may answer otherwise than its recording, as Prism does when the spec changes)."""
+def check(servers: Iterable[Server], log: Callable[[str], None] = print,
+          upstream: Server | None = None) -> bool:
+    """Run each server live (a gateway in front of ``upstream`` when given), replay that run,
+    and compare every verdict; True when all hold and no SKIP of the live run points at a
+    rule that did not fail (:func:`dangling`: a live server may answer otherwise than its
+    recording, as Prism does when the spec changes)."""
     same = True
     for server in servers:
-        state = process.start(server, free_port(), log)
-        try:
-            for recording in server.recordings:
+        with Started(server, upstream, log) as state:
+            same = on_loopback_only(server, state, log) and same
+            for recording in recordings_of(server, upstream):
                 with tempfile.TemporaryDirectory() as folder:
                     live_path, replay_path = Path(folder, "live.json"), Path(folder, "r.json")
-                    conformance(state.root + recording.base_path, recording, live_path)
+                    conformance(state.root + recording.base_path, recording, live_path,
+                                state.upstream)
                     report = json.loads(live_path.read_text(encoding="utf-8"))
                     live = verdicts(report)
                     with Replay(live_path) as root:
@@ -280,9 +293,64 @@ def check(servers: Iterable[Server], log: Callable[[str], None] = print) -> bool
                 same = same and not differing and not pointers
                 log(f"lab: {recording.name}: live and replayed verdicts "
                     + ("agree" if not differing else f"differ on {', '.join(differing)}"))
-        finally:
-            process.stop(server)
     return same
+
+
+def on_loopback_only(server: Server, state: process.Running,
+                     log: Callable[[str], None] = print) -> bool:
+    """Whether the running ``server`` listens on loopback only, by the kernel's socket table
+    (every process of its group: a gateway's mock beside it, vLLM's engine), logged."""
+    sockets = listening_of_group(state.pid)
+    where = ", ".join(sorted({f"{each.address}:{each.port}" for each in sockets}))
+    exposed = [each for each in sockets if not each.loopback]
+    log(f"lab: {server.name} listens on {where or 'nothing'}"
+        + (" (beyond loopback!)" if exposed else " (loopback only)"))
+    return not exposed and bool(sockets)
+
+
+def recordings_of(server: Server, upstream: Server | None) -> tuple[Recording, ...]:
+    """The server's recordings; a gateway's as made in front of ``upstream``, if given."""
+    if upstream is None:
+        return server.recordings
+    return tuple(recording.via(upstream.name) for recording in server.recordings)
+
+
+def upstream_url(upstream: Server, state: process.Running) -> str:
+    """The base URL of a running lab server, as a gateway in front of it forwards to it."""
+    return state.root + upstream.recordings[0].base_path
+
+
+class Started:
+    """``server`` started on a free port for the ``with`` block, and stopped after it; a
+    gateway in front of the lab server ``upstream`` (started for the block when it did not
+    run, left running when it did), else of its default upstream."""
+
+    def __init__(self, server: Server, upstream: Server | None,
+                 log: Callable[[str], None] = print) -> None:
+        self.server, self.upstream, self.log = server, upstream, log
+        self.started_upstream = False
+
+    def __enter__(self) -> process.Running:
+        url: str | None = None
+        if self.upstream is not None:
+            state = process.running(self.upstream)
+            if state is None:
+                state = process.start(self.upstream, free_port(), self.log)
+                self.started_upstream = True
+            url = upstream_url(self.upstream, state)
+        try:
+            return process.start(self.server, free_port(), self.log, url)
+        except BaseException:
+            self._stop_upstream()
+            raise
+
+    def __exit__(self, *exc: object) -> None:
+        process.stop(self.server)
+        self._stop_upstream()
+
+    def _stop_upstream(self) -> None:
+        if self.upstream is not None and self.started_upstream:
+            process.stop(self.upstream)
 
 
 def dangling(report: dict[str, Any], name: str, log: Callable[[str], None] = print

@@ -8,13 +8,14 @@ downloaded at run time. Versions are pinned: a recording says which server sent 
 
 from __future__ import annotations
 
+import json
 import os
 import shlex
 import socket
 import subprocess
 import sys
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
@@ -32,6 +33,10 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
+UPSTREAM = "{upstream}"
+"""In a recording's arguments: the base URL the gateway forwards to (known once it starts)."""
+
+
 @dataclass(frozen=True)
 class Recording:
     """One recorded run: the conformance flags (besides ``--base-url``) and the URL suffix."""
@@ -41,6 +46,38 @@ class Recording:
     base_path: str = "/v1"
     args: tuple[str, ...] = ()
 
+    def arguments(self, upstream: str = "") -> list[str]:
+        """The flags of a live run, with the gateway's upstream base URL filled in."""
+        return [arg.replace(UPSTREAM, upstream) for arg in self.args]
+
+    def replay_arguments(self) -> list[str]:
+        """The flags of a replay of this recording: without ``--header``, since the replay
+        matches requests on their bodies and a gateway's routing header names a port of the
+        live run."""
+        out: list[str] = []
+        skip = False
+        for arg in self.args:
+            if skip:
+                skip = False
+            elif arg == "--header":
+                skip = True
+            elif not arg.startswith("--header="):
+                out.append(arg)
+        return out
+
+    def via(self, upstream: str) -> Recording:
+        """This recording made through a gateway in front of the lab server ``upstream``."""
+        gateway, _, profile = self.name.partition(f"-{self.profile}")
+        return replace(self, name=f"{gateway}-via-{upstream}-{self.profile}{profile}")
+
+
+@dataclass(frozen=True)
+class Launch:
+    """How a server starts: its command line, and for a gateway the base URL it forwards to."""
+
+    command: list[str]
+    upstream: str = ""
+
 
 @dataclass(frozen=True)
 class Server:
@@ -49,10 +86,15 @@ class Server:
     description: str
     packages: tuple[str, ...]
     """What to install: pip requirements, or npm packages when ``npm`` is true."""
-    entry: Callable[[Path, int], list[str]]
-    """The command line, given the server's folder and the port."""
     recordings: tuple[Recording, ...]
+    entry: Callable[[Path, int], list[str]] | None = None
+    """The command line, given the server's folder and the port."""
+    gateway: Callable[[Path, int, str], list[str]] | None = None
+    """A gateway's command line, given its folder, its port and the base URL it forwards to
+    (our mock's by default, started beside it; a lab server's with ``--upstream NAME``)."""
     npm: bool = False
+    npm_overrides: tuple[tuple[str, str], ...] = ()
+    """npm ``overrides`` (package, version): a dependency pinned below what the server asks."""
     prepare: Callable[[Path], None] | None = None
     environment: dict[str, str] = field(default_factory=dict)
     build_environment: dict[str, str] = field(default_factory=dict)
@@ -72,7 +114,19 @@ class Server:
         return marker.is_file() and marker.read_text() == self.install_spec()
 
     def install_spec(self) -> str:
-        return " ".join([*self.packages, *(f"-{name}" for name in self.remove)])
+        return " ".join([*self.packages, *(f"-{name}" for name in self.remove),
+                         *(f"{name}={version}" for name, version in self.npm_overrides)])
+
+    def recording(self, name: str) -> Recording:
+        """The recording named ``name``, also as made through this gateway in front of
+        another lab server (``portkey-via-vllm-openai``)."""
+        for each in self.recordings:
+            if each.name == name:
+                return each
+            for upstream in SERVERS:
+                if each.via(upstream).name == name:
+                    return each.via(upstream)
+        raise KeyError(name)
 
     def install(self, log: Callable[[str], None]) -> None:
         """Install the pinned packages (a venv for Python servers, an npm prefix for Node)."""
@@ -81,8 +135,9 @@ class Server:
         env = {**os.environ, **self.build_environment}
         if self.npm:
             log(f"lab: npm install {self.install_spec()} into {folder}")
-            _run(["npm", "install", "--no-audit", "--no-fund", "--prefix", str(folder),
-                  *self.packages], env)
+            _write_npm_overrides(folder, dict(self.npm_overrides))
+            _run(["npm", "install", "--no-audit", "--no-fund", "--save-exact", "--prefix",
+                  str(folder), *self.packages], env)
         else:
             if not self.python().exists():
                 _run([sys.executable, "-m", "venv", str(folder)], env)
@@ -94,8 +149,40 @@ class Server:
                      env)
         (folder / ".installed").write_text(self.install_spec())
 
-    def command(self, port: int) -> list[str]:
-        return self.entry(self.folder(), port)
+    def launch(self, port: int, upstream: str | None = None) -> Launch:
+        """How to start the server on ``port``; a gateway in front of ``upstream`` (a base
+        URL), else in front of our mock on a free port, started in its process group (so
+        ``lab/run stop`` ends both) and, being a conforming upstream, shows what deviates as
+        the gateway's own."""
+        if self.gateway is None:
+            if upstream is not None:
+                raise SystemExit(f"lab: {self.name} is no gateway: it takes no --upstream")
+            assert self.entry is not None, self.name
+            return Launch(self.entry(self.folder(), port))
+        if upstream is not None:
+            return Launch(self.gateway(self.folder(), port, upstream), upstream)
+        mock_port = free_port()
+        upstream = f"http://127.0.0.1:{mock_port}/v1"
+        command = _beside_the_mock(mock_port, self.gateway(self.folder(), port, upstream))
+        return Launch(command, upstream)
+
+
+def _beside_the_mock(mock_port: int, command: list[str]) -> list[str]:
+    """``command`` after our mock started on ``mock_port``, in one shell (one process group)."""
+    mock = [sys.executable, "-m", "mockserver", "--port", str(mock_port)]
+    return ["/bin/sh", "-c", f"{shlex.join(mock)} & exec {shlex.join(command)}"]
+
+
+def _write_npm_overrides(folder: Path, overrides: dict[str, str]) -> None:
+    """The npm prefix's package.json with these ``overrides`` (npm reads them at install)."""
+    path = folder / "package.json"
+    manifest = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+    manifest["private"] = True
+    if overrides:
+        manifest["overrides"] = overrides
+    else:
+        manifest.pop("overrides", None)
+    path.write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
 
 
 def _run(command: Sequence[str], env: dict[str, str], cwd: Path | None = None) -> None:
@@ -157,10 +244,9 @@ def _litellm(folder: Path, port: int) -> list[str]:
     ``lab/run stop`` ends both)."""
     upstream = free_port()
     (folder / "config.yaml").write_text(_litellm_config(upstream), encoding="utf-8")
-    mock = [sys.executable, "-m", "mockserver", "--port", str(upstream)]
     proxy = [str(folder / "bin" / "litellm"), "--config", str(folder / "config.yaml"),
              "--host", "127.0.0.1", "--port", str(port)]
-    return ["/bin/sh", "-c", f"{shlex.join(mock)} & exec {shlex.join(proxy)}"]
+    return _beside_the_mock(upstream, proxy)
 
 
 # -- vLLM ---------------------------------------------------------------------------------------
@@ -210,6 +296,27 @@ def _prism(folder: Path, port: int) -> list[str]:
 PRISM_TIMEOUT = ("--timeout", "3")
 """Prism never answers a malformed JSON body; the run waits this long for it, not 60 s (its
 other answers take milliseconds)."""
+
+# -- Portkey ------------------------------------------------------------------------------------
+
+PORTKEY_PACKAGE = "@portkey-ai/gateway"
+PORTKEY_VERSION = "1.15.2"
+LOOPBACK_PRELOAD = LAB / "loopback.cjs"
+"""Makes every TCP ``listen()`` of a Node process bind 127.0.0.1: the gateway has no host
+option and listens on all interfaces."""
+PORTKEY_HEADERS = ("--header", "x-portkey-provider: openai",
+                   "--header", f"x-portkey-custom-host: {UPSTREAM}")
+"""How a client routes through the gateway to an OpenAI-compatible server of its own."""
+
+
+def _portkey(folder: Path, port: int, upstream: str) -> list[str]:
+    """The gateway on ``port`` (its flag works only as ``--port=N``; ``--port N`` silently
+    keeps 8787), without its web console (``--headless``), on loopback by the preload. It
+    learns its upstream from each request's headers, not from its command line."""
+    start = folder / "node_modules" / PORTKEY_PACKAGE / "build" / "start-server.js"
+    return ["node", "--require", str(LOOPBACK_PRELOAD), str(start), f"--port={port}",
+            "--headless"]
+
 
 SERVERS: dict[str, Server] = {
     server.name: server
@@ -273,6 +380,24 @@ SERVERS: dict[str, Server] = {
                 Recording("prism-openai", "openai", args=PRISM_TIMEOUT),
                 Recording("prism-friendli", "friendli", "/dedicated/v1",
                           args=("--model", "lab-endpoint", *PRISM_TIMEOUT)),
+            ),
+        ),
+        Server(
+            name="portkey",
+            version=PORTKEY_VERSION,
+            description="the Portkey AI gateway (provider openai, a custom host) in front of "
+            "our mock, or of a lab server (--upstream NAME)",
+            packages=(f"{PORTKEY_PACKAGE}@{PORTKEY_VERSION}",),
+            npm=True,
+            # 1.19.x (what the gateway asks for) and 1.14.2 answer every streamed request and
+            # GET /v1/models with 500 "TypeError: immutable"
+            npm_overrides=(("@hono/node-server", "1.14.1"),),
+            gateway=_portkey,
+            ready_path="/",
+            recordings=(
+                Recording("portkey-openai", "openai", args=PORTKEY_HEADERS),
+                Recording("portkey-openai-compatible", "openai-compatible",
+                          args=PORTKEY_HEADERS),
             ),
         ),
     )
