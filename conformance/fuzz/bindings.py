@@ -126,10 +126,12 @@ def greedy_plain(sample: Sample) -> Outcomes | None:
     return _filed("greedy", "ns", sample) if _one_plain_choice(sample) else None
 
 
-STOP_BLIND = ("echo", "suffix", "min_tokens", "min_total_tokens", "forced_output_tokens")
+STOP_BLIND = ("echo", "suffix", "min_tokens", "min_total_tokens", "forced_output_tokens",
+              "include_stop_str_in_output")
 """Fields under which the returned text may hold a stop string: echo and a suffix add text
-that was not generated, ``min_tokens`` / ``min_total_tokens`` hold stop strings off, and
-FriendliAI says nothing of stop strings inside ``forced_output_tokens``."""
+that was not generated, ``min_tokens`` / ``min_total_tokens`` hold stop strings off,
+FriendliAI says nothing of stop strings inside ``forced_output_tokens``, and vLLM's
+``include_stop_str_in_output`` keeps the matched one by design (EXT rules judge it)."""
 
 
 @binder("stopped")

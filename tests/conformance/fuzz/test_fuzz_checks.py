@@ -8,7 +8,14 @@ from fuzz_support import chunk, completion, response, sample, settings, sse
 from schemathesis.checks import CHECKS
 
 import spec
-from conformance.fuzz.bindings import BINDERS, binder_for, echo_scored, invalid, logprobs
+from conformance.fuzz.bindings import (
+    BINDERS,
+    binder_for,
+    echo_scored,
+    invalid,
+    logprobs,
+    stopped,
+)
 from conformance.fuzz.bodies import Caps
 from conformance.fuzz.checks import (
     FUZZABLE,
@@ -101,6 +108,11 @@ def test_only_shapes_a_rule_can_judge_are_bound() -> None:
     assert logprobs(sample({**BODY, "logprobs": 2, "echo": True}, answer)) is None
     assert echo_scored(sample({**BODY, "echo": True, "logprobs": 0}, answer)) is not None
     assert echo_scored(sample({**BODY, "prompt": "", "echo": True, "logprobs": 0}, answer)) is None
+    assert stopped(sample({**BODY, "stop": "."}, answer)) is not None
+    # vLLM keeps the matched stop string by design: the stop rules have nothing to judge
+    assert stopped(sample({**BODY, "stop": "."}, answer, profile="vllm")) is not None
+    assert stopped(sample({**BODY, "stop": ".", "include_stop_str_in_output": True}, answer,
+                          profile="vllm")) is None
 
 
 def test_the_registered_check_raises_a_rule_failure() -> None:
