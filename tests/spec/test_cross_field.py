@@ -54,6 +54,7 @@ BASE = {"model": "m", "prompt": "hi"}
         ({**BASE, "prompt_logprobs": 2, "stream": True}, "vllm",
          ["vllm-prompt-logprobs-not-streamed"]),
         ({**BASE, "prompt_logprobs": 2}, "vllm", []),
+        ({**BASE, "prompt_logprobs": 0, "stream": True}, "vllm", []),
         ({**BASE, "stream_options": {}, "stream": True}, "openai", []),
         ({"model": "m"}, "friendli", ["prompt-xor-tokens"]),
         ({"model": "m", "prompt": "x", "tokens": [1]}, "friendli", ["prompt-xor-tokens"]),
