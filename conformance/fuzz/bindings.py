@@ -239,8 +239,11 @@ def _first_prompt(body: Mapping[str, JSON]) -> str | None:
     return prompt if isinstance(prompt, str) else None
 
 
+TOKENS_AS_IDS = "return_tokens_as_token_ids"
+"""vLLM's switch that names every logprobs token ``token_id:{id}`` instead of its text: the
+tokens then spell no text by design (EXT rules judge the switch)."""
 TEXT_CHANGERS = ("echo", "suffix", "stop", "stop_tokens", "eos_token", "bad_words",
-                 "bad_word_tokens", "forced_output_tokens")
+                 "bad_word_tokens", "forced_output_tokens", TOKENS_AS_IDS)
 """Fields after which the logprobs tokens need not spell exactly the generated text."""
 
 
@@ -270,7 +273,7 @@ def echo_scored(sample: Sample) -> Outcomes | None:
     prompt = _first_prompt(body)
     if not sample.valid or sample.streamed or body.get("echo") is not True or not prompt:
         return None
-    if not isinstance(body.get("logprobs"), int) or body.get("suffix"):
+    if not isinstance(body.get("logprobs"), int) or body.get("suffix") or body.get(TOKENS_AS_IDS):
         return None
     return _filed("echo", "ns", sample, {"prompt": prompt})
 

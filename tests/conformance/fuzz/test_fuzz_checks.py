@@ -110,6 +110,11 @@ def test_only_shapes_a_rule_can_judge_are_bound() -> None:
     assert echo_scored(sample({**BODY, "prompt": "", "echo": True, "logprobs": 0}, answer)) is None
     assert stopped(sample({**BODY, "stop": "."}, answer)) is not None
     # vLLM keeps the matched stop string by design: the stop rules have nothing to judge
+    ids = {"return_tokens_as_token_ids": True}  # vLLM's tokens as "token_id:N", by design
+    assert logprobs(sample({**BODY, "logprobs": 2}, answer, profile="vllm")) is not None
+    assert logprobs(sample({**BODY, "logprobs": 2, **ids}, answer, profile="vllm")) is None
+    assert echo_scored(sample({**BODY, "echo": True, "logprobs": 0, **ids}, answer,
+                              profile="vllm")) is None
     assert stopped(sample({**BODY, "stop": "."}, answer, profile="vllm")) is not None
     assert stopped(sample({**BODY, "stop": ".", "include_stop_str_in_output": True}, answer,
                           profile="vllm")) is None
