@@ -124,8 +124,9 @@ class FreshRetryAdapter(WatchedAdapter):
                 if lost_before_answer(termination, answered):
                     raise _final(exc, "on a fresh connection: not sent again") from exc
                 raise
-            if not self.guard.take_if_room():
-                raise _final(exc, "not sent again: the request budget is spent") from exc
+            # no room for the resend: the run stops here (RequestBudgetSpent), as `run` does;
+            # a loss on a reused connection is never a finding (RFC 9112 section 9.3.1)
+            self.guard.take()
         fresh = WatchedAdapter()  # its own pool: the retry cannot land on another idle connection
         try:
             return fresh.send(request, **options)

@@ -23,16 +23,20 @@ Hooks are registered on one run's schema only (:func:`install`), never globally.
 
 from __future__ import annotations
 
+import copy
 from typing import Any, cast
 
 import schemathesis
 from hypothesis import strategies as st
 from schemathesis.core.failures import AcceptedNegativeData, Failure
 from schemathesis.core.parameters import ParameterLocation
+from schemathesis.generation.case import Case
 from schemathesis.generation.meta import CONTENT_TYPE_PROBES, coverage_scenario
 from schemathesis.openapi.checks import RejectedPositiveData
 
+from conformance.strategies.invalid import cross_field_cases
 from conformance.validity import classify
+from spec import JSON
 
 from .bodies import cap, servable, within_token_space
 from .checks import FuzzRun, run_for, run_of
@@ -122,7 +126,14 @@ def before_add_examples(context: schemathesis.HookContext,
     vocabulary (:func:`within_token_space`), everything else sent as the document writes it.
     An example is the contract's own request, valid or deliberately not (the
     ``stream_options`` one without ``stream`` is how ERRORS-004 meets an ignored cross-field
-    rule), so it is not repaired or capped; the document's examples are small."""
+    rule), so it is not repaired or capped; the document's examples are small.
+
+    One more example per cross-field rule of the profile is added, the first non-streamed
+    completions example with the rule broken (:func:`cross_field_cases`): generated bodies
+    are repaired to meet those rules (:func:`servable`), so without them a profile whose
+    examples break none (``vllm`` takes ``stream_options: {}`` unstreamed) leaves ERRORS-004
+    unjudged."""
+    broken: list[schemathesis.Case] = []
     for case in examples:
         run = run_of(case)
         if run is None:
@@ -133,7 +144,19 @@ def before_add_examples(context: schemathesis.HookContext,
         body = case.body
         if (run.operations.get(case.operation.label) == "completions" and isinstance(body, dict)
                 and isinstance(body.get("model"), str)):
-            case.body = cast(Any, {**within_token_space(body), "model": run.settings.model})
+            sent = {**within_token_space(body), "model": run.settings.model}
+            case.body = cast(Any, sent)
+            if not broken and not sent.get("stream"):
+                broken = [_with_body(case, {**sent, **merge})
+                          for merge, _, _ in cross_field_cases(run.settings.profile)]
+    examples.extend(broken)
+
+
+def _with_body(case: schemathesis.Case, body: dict[str, JSON]) -> schemathesis.Case:
+    """A new example case as ``case`` but for its body (a copy of a Case does not hold)."""
+    return Case(case.operation, case.method, case.path, path_parameters=case.path_parameters,
+                headers=copy.copy(case.headers), cookies=case.cookies, query=case.query,
+                body=cast(Any, body), media_type=case.media_type, meta=case.meta)
 
 
 def _only_the_body_is_negative(case: schemathesis.Case) -> bool:

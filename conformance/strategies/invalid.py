@@ -90,8 +90,9 @@ def _mutations(profile: spec.Profile) -> list[tuple[str, JSON, str]]:
     return [(name, value, reason) for name, value, reason in table if name in fields]
 
 
-def _cross_field(profile: spec.Profile) -> list[tuple[dict[str, JSON], str, str]]:
-    """(fields to merge, param, reason) for the profile's cross-field rules."""
+def cross_field_cases(profile: spec.Profile) -> list[tuple[dict[str, JSON], str, str]]:
+    """(fields to merge, param, reason) for the profile's cross-field rules: merged over a
+    valid body, each breaks one rule."""
     cases: dict[str, tuple[dict[str, JSON], str, str]] = {
         "best-of-at-least-n": ({"best_of": 1, "n": 2}, "best_of", "best_of below n"),
         "best-of-not-streamed": ({"best_of": 2, "stream": True}, "best_of",
@@ -139,8 +140,8 @@ def _invalid(draw: st.DrawFn, profile: spec.Profile, model: str) -> InvalidReque
     if profile.unknown_fields == "reject":
         kinds.append("unknown")
     kind = draw(st.sampled_from(kinds))
-    if kind == "cross" and _cross_field(profile):
-        merge, param, reason = draw(st.sampled_from(_cross_field(profile)))
+    if kind == "cross" and cross_field_cases(profile):
+        merge, param, reason = draw(st.sampled_from(cross_field_cases(profile)))
         body = {**base, **merge}
         if param != "prompt" and "prompt" in body and "tokens" in body:
             body.pop("tokens")

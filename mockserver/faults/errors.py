@@ -130,6 +130,10 @@ class UnknownFieldsIgnored(Fault):
         return verdict
 
 
+STREAM_OPTIONS_RULES = ("stream-options-need-stream", "vllm-stream-options-need-stream")
+"""The cross-field rules of ``stream_options`` without ``stream``: the wires' and vLLM's own."""
+
+
 @register
 class StreamOptionsIgnoredError(Fault):
     name = "stream-options-ignored-error"
@@ -140,7 +144,7 @@ class StreamOptionsIgnoredError(Fault):
 
     def judge(self, verdict: Verdict, ctx: FaultContext) -> Verdict:
         error = verdict.error
-        if error is not None and error.rule == "stream-options-need-stream":
+        if error is not None and error.rule in STREAM_OPTIONS_RULES:
             body = {k: v for k, v in verdict.body.items() if k != "stream_options"}
             return Verdict(body, None)
         return verdict

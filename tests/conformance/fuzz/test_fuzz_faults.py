@@ -8,6 +8,7 @@ it, with a curl command small enough to read. The full sweep over every fault is
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -82,3 +83,22 @@ def test_a_refused_valid_request_is_schemathesis_acceptance_finding_only(
     _, report, out = fuzz_fault(mock.openai_url, "prompt-list-500", tmp_path, "--no-shrink")
     messages = [f["message"] for f in findings(report)]
     assert not [m for m in messages if "was refused" in m], out
+
+
+@pytest.mark.parametrize("fault", [None, "stream-options-ignored-error"])
+def test_the_examples_phase_breaks_each_cross_field_rule_of_the_profile(
+        served: Callable[[str], EmbeddedMock], fault: str | None, tmp_path: Path) -> None:
+    """Generated bodies are repaired to meet the cross-field rules, so the examples phase adds
+    one case per rule: vLLM, which takes an unstreamed ``stream_options: {}``, still has
+    ERRORS-004 judged (and failed when its rule is ignored)."""
+    header = ["--header", f"X-Mock-Fault: {fault}"] if fault else []
+    report_path = tmp_path / "report.json"
+    status, out, err = run_cli([
+        "fuzz", "--base-url", served("vllm").openai_url, "--profile", "vllm", "--model",
+        "reference-ngram", "--phases", "examples", "--select", "ERRORS-004", "-q",
+        "--json", str(report_path), *header,
+    ])
+    report = json.loads(report_path.read_text())
+    (result,) = [r for r in report["results"] if r["rule"] == "ERRORS-004"]
+    assert result["verdict"] == ("FAIL" if fault else "PASS"), (out, err)
+    assert status in (0, 1), err
