@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 
 from conformance.check_context import CheckContext
+from conformance.refusal import NOT_JUDGED
 from conformance.model import NotApplicable, Violation, fail_each
 from conformance.transport import Exchange
 from conformance.views.endings import cut_off, cut_short
@@ -106,8 +107,8 @@ def model_required(ctx: CheckContext) -> None:
     outcome = ctx.outcome("model-missing")
     exchange = outcome.exchanges.get("missing")
     if exchange is not None and not_recorded(exchange):
-        raise NotApplicable(f"{MISSING} is not in the replayed recording (recorded before this "
-                            "probe existed): record the server again to judge it")
+        raise NotApplicable(f"{NOT_JUDGED}: {MISSING} is not in the replayed recording (made "
+                            "before this probe existed): record the server again to judge it")
     if exchange is not None and exchange.status == 404:
         # not the refusal of a path or model the client named: the client named no model
         ctx.judge(MISSING)
