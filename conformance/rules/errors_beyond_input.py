@@ -17,8 +17,8 @@ from __future__ import annotations
 import re
 
 from conformance.check_context import CheckContext
-from conformance.refusal import NOT_JUDGED
 from conformance.model import NotApplicable, Violation, fail_each
+from conformance.refusal import NOT_JUDGED
 from conformance.transport import Exchange
 from conformance.views.endings import cut_off, cut_short
 from conformance.wire_json import parse_json
@@ -114,15 +114,17 @@ def model_required(ctx: CheckContext) -> None:
         ctx.judge(MISSING)
         raise Violation(
             "a body without model got HTTP 404: the server looked for a model the client did "
-            "not name (a model of its own put in)", expected=list(ctx.profile.invalid_request_statuses),
-            actual=404, path="status", exchange=MISSING, evidence=_excerpt(exchange))
+            "not name (a model of its own put in)",
+            expected=list(ctx.profile.invalid_request_statuses), actual=404, path="status",
+            exchange=MISSING, evidence=_excerpt(exchange))
     exchange = ctx.exchange("model-missing", "missing")  # SKIPs a refusal, naming it
     status = exchange.status
     if status is not None and 200 <= status < 300:
         _judge_served(ctx, exchange)
         return
     if cut_off(exchange) or status is None:
-        raise NotApplicable(f"{MISSING} got no whole answer: {exchange.error or exchange.termination}")
+        raise NotApplicable(f"{MISSING} got no whole answer: "
+                            f"{exchange.error or exchange.termination}")
     allowed = ctx.profile.invalid_request_statuses
     if status not in allowed:
         raise Violation(
