@@ -288,12 +288,11 @@ class CheckContext:
                 yield f"{name}/{key}", outcome.requests.get(key), exchange
 
     def answered(self) -> Iterator[tuple[str, Exchange, bool]]:
-        """``(label, exchange, invalid)`` of every request of the run that got a status line,
-        whatever its operation and whether or not it was invalid on purpose (``invalid``); the
-        requests sent to learn something (a tokenizer endpoint) aside: they are no part of
-        the API under test."""
+        """``(label, exchange, invalid)`` of every completion request of the run that got a
+        status line, whether or not it was invalid on purpose (``invalid``); the requests sent
+        elsewhere to learn something (a tokenizer endpoint) aside."""
         for name, outcome in self._outcomes.items():
-            if outcome.skipped is not None:
+            if outcome.skipped is not None or outcome.operation != "completions":
                 continue
             for key, exchange in outcome.exchanges.items():
                 if key in outcome.auxiliary or exchange.status is None:

@@ -18,7 +18,7 @@ import re
 
 from conformance.check_context import CheckContext
 from conformance.model import NotApplicable, Violation, fail_each
-from conformance.refusal import NOT_JUDGED
+from conformance.refusal import NOT_JUDGED, Refusal, refusal_of, summary
 from conformance.transport import Exchange
 from conformance.views.endings import cut_off, cut_short
 from conformance.wire_json import parse_json
@@ -101,7 +101,8 @@ def _served_models(ctx: CheckContext) -> set[str]:
     "(and answers 404, or with another model) fails.",
     citation=f"{DOC}#/components/schemas/CompletionRequest (required: model); "
     f"spec/profiles/*.yaml errors.invalid_request, defaultable_fields; {RESPONSES}/BadRequest",
-    source=SPEC, probes=("model-missing", "greedy"), faults=("model-substituted",),
+    source=SPEC, probes=("model-missing", "greedy"),
+    faults=("model-substituted", "invalid-input-500"),
 )
 def model_required(ctx: CheckContext) -> None:
     outcome = ctx.outcome("model-missing")
@@ -111,6 +112,7 @@ def model_required(ctx: CheckContext) -> None:
                             "before this probe existed): record the server again to judge it")
     if exchange is not None and exchange.status == 404:
         # not the refusal of a path or model the client named: the client named no model
+        _blame_only_the_missing_model(ctx, exchange)
         ctx.judge(MISSING)
         raise Violation(
             "a body without model got HTTP 404: the server looked for a model the client did "
@@ -127,6 +129,7 @@ def model_required(ctx: CheckContext) -> None:
                             f"{exchange.error or exchange.termination}")
     allowed = ctx.profile.invalid_request_statuses
     if status not in allowed:
+        _blame_only_the_missing_model(ctx, exchange)
         raise Violation(
             f"a body without model got HTTP {status}", expected=list(allowed), actual=status,
             path="status", exchange=MISSING, evidence=_excerpt(exchange))
@@ -136,6 +139,23 @@ def model_required(ctx: CheckContext) -> None:
             expected='error.param "model", or a message naming model',
             actual=_excerpt(exchange)[:200], path="error", exchange=MISSING,
             evidence=_excerpt(exchange))
+
+
+def _blame_only_the_missing_model(ctx: CheckContext, exchange: Exchange) -> None:
+    """NotApplicable when no valid completion request of the run got a 2xx either: a server
+    that fails every request (a wrong path, an upstream down) says nothing of a missing model.
+    ERRORS-008 judges those failures; a run whose requests were all refused to retry later
+    says so."""
+    others = [(label, e) for label, _, e in ctx.scanned()]
+    if not others or any(e.status is not None and 200 <= e.status < 300 for _, e in others):
+        return
+    later = [(label, e, kind) for label, e in others
+             if (kind := refusal_of(e)) in (Refusal.RATE_LIMITED, Refusal.UNAVAILABLE)]
+    if len(later) == len(others):
+        raise NotApplicable(summary(later, retries=ctx.retries))
+    raise NotApplicable(
+        f"{MISSING} got HTTP {exchange.status}, and no valid request of the run got 2xx "
+        "either: the server fails requests whatever their model (judged by ERRORS-008)")
 
 
 def _judge_served(ctx: CheckContext, exchange: Exchange) -> None:
@@ -162,9 +182,9 @@ def _judge_served(ctx: CheckContext, exchange: Exchange) -> None:
 
 @rule(
     "ERRORS-011", SHOULD, "A server error carries the error envelope",
-    requirement="Every 5xx answer of the run (a request the server, or the upstream behind a "
-    "gateway, failed) is JSON in the profile's error envelope, so a client reads it as the "
-    "API's error and can tell why; invalid input's answers are ERRORS-003's.",
+    requirement="Every 5xx answer to a completion request (one the server, or the upstream "
+    "behind a gateway, failed) is JSON in the profile's error envelope, so a client reads it "
+    "as the API's error and can tell why; invalid input's answers are ERRORS-003's.",
     citation=f"{SCHEMAS}/ErrorResponse, LenientErrorResponse, FriendliErrorResponse",
     source=SPEC, probes=("greedy",), scan=True, faults=("upstream-down-page",),
 )
@@ -176,7 +196,8 @@ def server_errors_enveloped(ctx: CheckContext) -> None:
             continue  # every error body of invalid input: ERRORS-003
         status = exchange.status
         if status is None or status < 500:
-            ctx.judge(label)  # no server error: nothing to hold against it
+            if refusal_of(exchange) is None:  # refused as a whole: not seen answering
+                ctx.judge(label)  # no server error: nothing to hold against it
             continue
         cut = cut_short(exchange)
         if cut is not None or cut_off(exchange):

@@ -116,3 +116,9 @@ def test_a_server_error_in_the_envelope_passes_and_any_other_body_is_non_strict(
 
 def test_without_a_server_error_the_run_passes() -> None:
     assert judged("ERRORS-011", "openai", answer(error("no model", "model"), 400))[0] == "PASS"
+
+
+def test_a_server_failing_every_request_is_not_blamed_on_the_missing_model() -> None:
+    down = json_exchange(error("upstream connect error"), status=500, request_body=NAMED)
+    verdict, message = judged("ERRORS-010", "openai", answer(error("no route"), 404), down)
+    assert verdict == "SKIP" and "judged by ERRORS-008" in message

@@ -211,11 +211,11 @@ UPSTREAM_DOWN = {"error": {"message": "upstream connect error or disconnect/rese
 """What a gateway whose upstream is down answers every completion request (Envoy's words)."""
 INVALID_INPUT_RULES = frozenset(
     rule.id for rule in CATALOG if set(rule.probes) == {"invalid"}) - {"ERRORS-006"}
-ALSO_JUDGED = {"500": INVALID_INPUT_RULES}
+ALSO_JUDGED = {"500": INVALID_INPUT_RULES | {"ERRORS-011"}}
 """Rules besides ERRORS-008 that judge what a refusal saw: a gateway answers the invalid
 requests 500 too, which the rules of invalid input judge (ERRORS-002: "not a server error"; the
-envelope's shape). ERRORS-006 is not among them: it SKIPs, its health check failing with the
-rest."""
+envelope's shape), and ERRORS-011 judges the shape of every 5xx (here the envelope: it passes).
+ERRORS-006 is not among them: it SKIPs, its health check failing with the rest."""
 
 REFUSED_COMPLETIONS = {
     "401": (completions_only(401, KEY_ERROR),
