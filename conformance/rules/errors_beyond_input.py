@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 
 from conformance.check_context import CheckContext
-from conformance.model import NotApplicable, Violation, fail_each
+from conformance.model import HarnessProblem, NotApplicable, Violation, fail_each
 from conformance.refusal import NOT_JUDGED, Refusal, refusal_of, summary
 from conformance.transport import Exchange
 from conformance.views.endings import cut_off, cut_short
@@ -84,7 +84,7 @@ def _served_models(ctx: CheckContext) -> set[str]:
     models = {ctx.settings.model}
     try:
         greedy = ctx.outcome("greedy").exchanges.get("ns")
-    except NotApplicable:
+    except (NotApplicable, HarnessProblem):  # nothing to learn the name from
         return models
     body = _json(greedy) if greedy is not None and greedy.status == 200 else None
     if isinstance(body, dict) and isinstance(body.get("model"), str):
