@@ -196,9 +196,9 @@ def server_errors_enveloped(ctx: CheckContext) -> None:
             continue  # every error body of invalid input: ERRORS-003
         status = exchange.status
         if status is None or status < 500:
-            if refusal_of(exchange) is None:  # refused as a whole: not seen answering
-                ctx.judge(label)  # no server error: nothing to hold against it
-            continue
+            if 200 <= (status or 0) < 300:  # answered: no server error to hold against it
+                ctx.judge(label)
+            continue  # a 4xx, refused or not, says nothing of the server's own errors
         cut = cut_short(exchange)
         if cut is not None or cut_off(exchange):
             ctx.pass_over(label, cut or "the connection broke before the whole body came")
