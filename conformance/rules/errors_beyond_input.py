@@ -204,8 +204,9 @@ def server_errors_enveloped(ctx: CheckContext) -> None:
             ctx.pass_over(label, cut or "the connection broke before the whole body came")
             continue
         ctx.judge(label)
-        body = _json(exchange)
-        if body is None:
+        try:
+            body = parse_json(exchange.body)
+        except ValueError:
             found.append(Violation(
                 f"the HTTP {status} answer is not JSON", expected='{"error": {...}}',
                 actual=_excerpt(exchange)[:120], path="$", exchange=label,
