@@ -287,6 +287,18 @@ class CheckContext:
                     continue
                 yield f"{name}/{key}", outcome.requests.get(key), exchange
 
+    def answered(self) -> Iterator[tuple[str, Exchange, bool]]:
+        """``(label, exchange, invalid)`` of every completion request of the run that got a
+        status line, whether or not it was invalid on purpose (``invalid``); the requests sent
+        elsewhere to learn something (a tokenizer endpoint) aside."""
+        for name, outcome in self._outcomes.items():
+            if outcome.skipped is not None or outcome.operation != "completions":
+                continue
+            for key, exchange in outcome.exchanges.items():
+                if key in outcome.auxiliary or exchange.status is None:
+                    continue
+                yield f"{name}/{key}", exchange, key in outcome.invalid
+
     def refusals(self) -> list[tuple[str, Exchange, Refusal]]:
         """Every exchange of the rule's probes the server refused as a whole (what a rule that
         judged nothing SKIPs for), the ones the check asked for first."""

@@ -2,7 +2,8 @@
 
 Spec: the ``400`` / ``422`` responses of ``spec/completions.yaml`` (``BadRequest``: "The request
 is invalid (OpenAI profiles); ``error.param`` names the field"; ``UnprocessableEntity`` for
-FriendliAI) and ``GET /v1/models`` (``ModelList``).
+FriendliAI), the request schemas' ``required: [model, ...]`` with the profiles'
+``defaultable_fields``, and ``GET /v1/models`` (``ModelList``).
 """
 
 from __future__ import annotations
@@ -27,6 +28,16 @@ async def invalid(s: ProbeSession) -> None:
     await s.gather(*steps)
     s.note("cases", {c.key: {"kind": c.kind, "why": c.why, "stream": c.stream} for c in cases})
     await s.complete("health", valid_base(s.settings.model, PROMPT_A))
+
+
+@probe("model-missing", "a greedy request without model")
+async def model_missing(s: ProbeSession) -> None:
+    """A body with no ``model``: the profile's 4xx naming ``model``, or (where the profile lets
+    the server default it) the served model's answer. Sent as invalid: ERRORS-008 does not
+    judge it, whichever way a server is allowed to answer it."""
+    body = s.body(PROMPT_A, max_tokens=4, temperature=0)
+    del body["model"]
+    await s.complete("missing", body, invalid=True)
 
 
 @probe("models", "GET /models", operation="models")

@@ -293,3 +293,56 @@ class ErrorCached(Fault):
         if cached is None or until <= now:
             return verdict
         return Verdict(body, _with_param(cached, cached.param))
+
+
+SUBSTITUTE_MODEL = "text-davinci-003"
+"""The model the Portkey gateway (1.15) puts in a body that names none."""
+
+
+@register
+class ModelSubstituted(Fault):
+    name = "model-substituted"
+    description = (
+        f"A body without `model` is served as if it named `{SUBSTITUTE_MODEL}`, as the Portkey "
+        "gateway forwards it: 404 for a model the client never named."
+    )
+    breaks = "A body without model gets the profile's 4xx naming model (or the served model)."
+    hook = "validation"
+    on_invalid = True
+
+    def judge(self, verdict: Verdict, ctx: FaultContext) -> Verdict:
+        error, body = verdict.error, verdict.body
+        if (error is not None and error.code == "missing_required_parameter"
+                and error.param == "model" and isinstance(body, dict)):
+            return Verdict({**body, "model": SUBSTITUTE_MODEL}, None)  # validated again
+        return verdict
+
+
+class _GatewayPage(ApiError):
+    """An error a gateway words itself: JSON, but not the envelope (its ``html-message``)."""
+
+    def envelope(self) -> dict[str, JSON]:
+        return {"html-message": self.message}
+
+
+@register
+class UpstreamDownPage(Fault):
+    name = "upstream-down-page"
+    description = (
+        "A valid prompt list is answered 503 `{\"html-message\": \"... ECONNREFUSED ...\"}`, "
+        "as a gateway whose upstream is down words it (Retry-After 0), not the error envelope."
+    )
+    breaks = "A server's own 5xx answer is the error envelope."
+    hook = "validation"
+
+    def judge(self, verdict: Verdict, ctx: FaultContext) -> Verdict:
+        body = verdict.body
+        prompt = body.get("prompt") if isinstance(body, dict) else None
+        if verdict.error is None and isinstance(prompt, list) and len(prompt) > 1 and all(
+            isinstance(p, str) for p in prompt
+        ):
+            page = _GatewayPage(
+                503, "upstream request failed: connect ECONNREFUSED 127.0.0.1:8000",
+                type=SERVER_ERROR, headers={"Retry-After": "0"})
+            return Verdict(body, page)
+        return verdict

@@ -8,9 +8,9 @@ chunks before the usage chunk (profiles whose ``stream.usage_key_on_chunks`` all
 the choices of ``n > 1`` in their own order, and several tokens in one chunk (vLLM holds text
 back while it may be the start of a stop string, then sends it with all its tokens' logprobs).
 
-A loopback proxy rewrites the mock's answers into each form and the whole catalog runs through
-it: nothing may fail. Where a profile forbids the form (OpenAI's ``usage: null`` on every
-chunk), exactly the rule that says so fails.
+A loopback front (``rewriting_front``) rewrites the mock's answers into each form and the
+whole catalog runs through it: nothing may fail. Where a profile forbids the form (OpenAI's
+``usage: null`` on every chunk), exactly the rule that says so fails.
 """
 
 from __future__ import annotations
@@ -21,10 +21,9 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-import aiohttp
 import pytest
-from aiohttp import web
 from harness_support import not_passing, settings_for
+from rewriting_front import Answer, Rewrite, front
 
 from conformance.embedded import EmbeddedMock
 from conformance.rules import CATALOG
@@ -124,37 +123,18 @@ def rewrite_stream(payload: bytes, rewrite: Callable[[Events], Events]) -> bytes
     return "".join(out).encode("utf-8")
 
 
-async def proxy(upstream: str, name: str) -> tuple[web.AppRunner, str]:
-    session = aiohttp.ClientSession(auto_decompress=False)
+def vllm_rendering(name: str) -> Rewrite:
+    """The answers rendered as vLLM renders them in the way ``name`` says."""
     rewrite = REWRITES[name]
 
-    async def handle(request: web.Request) -> web.StreamResponse:
-        headers = {k: v for k, v in request.headers.items()
-                   if k.lower() not in {"host", "content-length", "transfer-encoding",
-                                        "connection"}}
-        async with session.request(request.method, upstream + request.path_qs,
-                                   data=await request.read(), headers=headers) as answer:
-            payload = await answer.read()
-            media = answer.headers.get("Content-Type", "")
-            if media.startswith("text/event-stream"):
-                payload = rewrite_stream(payload, rewrite)
-            elif media.startswith("application/json") and name == "extra-fields":
-                payload = json.dumps(with_extras(json.loads(payload))).encode("utf-8")
-            return web.Response(status=answer.status, body=payload,
-                                headers={"Content-Type": media})
+    def render(answer: Answer) -> Answer:
+        if answer.media.startswith("text/event-stream"):
+            answer.body = rewrite_stream(answer.body, rewrite)
+        elif answer.media.startswith("application/json") and name == "extra-fields":
+            answer.body = json.dumps(with_extras(json.loads(answer.body))).encode("utf-8")
+        return answer
 
-    app = web.Application()
-    app.router.add_route("*", "/{tail:.*}", handle)
-
-    async def close_session(_: web.Application) -> None:
-        await session.close()
-
-    app.on_cleanup.append(close_session)
-    runner = web.AppRunner(app)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    return runner, f"http://127.0.0.1:{runner.addresses[0][1]}"
+    return render
 
 
 SIGNS: dict[str, Callable[[bytes], bool]] = {
@@ -168,12 +148,9 @@ SIGNS: dict[str, Callable[[bytes], bool]] = {
 
 def judged(mock: EmbeddedMock, name: str, profile: str) -> dict[str, str]:
     async def main() -> dict[str, str]:
-        runner, url = await proxy(mock.openai_url.rsplit("/v1", 1)[0], name)
-        try:
+        async with front(mock.openai_url.rsplit("/v1", 1)[0], vllm_rendering(name)) as url:
             settings = settings_for(url + "/v1", profile)
             result = await execute(settings, CATALOG.select(profile=settings.profile))
-        finally:
-            await runner.cleanup()
         streams = [e.body for e in result.exchanges.values() if e.is_sse and e.status == 200]
         assert any(SIGNS[name](body) for body in streams), f"{name} changed no stream"
         return not_passing(result)

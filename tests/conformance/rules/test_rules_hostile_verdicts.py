@@ -49,10 +49,10 @@ chunk, the whole stream."""
 SEEN_IS_ENOUGH = frozenset({
     "SSE-001", "SSE-003", "SSE-004", "SCHEMA-001", "CONTENT-TYPE-001", "CONTENT-TYPE-003",
     "MODELS-001", "MODELS-002", "PARAMS-006",
-    "ERRORS-002", "ERRORS-003", "ERRORS-005", "ERRORS-006", "ERRORS-008",
+    "ERRORS-002", "ERRORS-003", "ERRORS-005", "ERRORS-006", "ERRORS-008", "ERRORS-011",
 })
 """Rules that may PASS against an endless stream: each judges bytes, events, headers or
-statuses one at a time, all of them seen whole."""
+statuses one at a time, all of them seen whole (ERRORS-011 reads a body only under a 5xx)."""
 
 
 def head(content_type: bytes, length: int | None = None) -> bytes:

@@ -209,13 +209,17 @@ def completions_only(status: int, body: object) -> Refuse:
 UPSTREAM_DOWN = {"error": {"message": "upstream connect error or disconnect/reset before "
                            "headers", "type": "server_error", "param": None, "code": None}}
 """What a gateway whose upstream is down answers every completion request (Envoy's words)."""
+PORTKEY_UPSTREAM_DOWN = {"html-message": "TypeError: fetch failed: connect ECONNREFUSED "
+                                         "127.0.0.1:8000"}
+"""The Portkey gateway's answer then: JSON, but neither the envelope nor a 502 / 503."""
 INVALID_INPUT_RULES = frozenset(
     rule.id for rule in CATALOG if set(rule.probes) == {"invalid"}) - {"ERRORS-006"}
-ALSO_JUDGED = {"500": INVALID_INPUT_RULES}
+ALSO_JUDGED = {"500": INVALID_INPUT_RULES | {"ERRORS-011"},
+               "500-portkey": INVALID_INPUT_RULES | {"ERRORS-011"}}
 """Rules besides ERRORS-008 that judge what a refusal saw: a gateway answers the invalid
 requests 500 too, which the rules of invalid input judge (ERRORS-002: "not a server error"; the
-envelope's shape). ERRORS-006 is not among them: it SKIPs, its health check failing with the
-rest."""
+envelope's shape), and ERRORS-011 judges the shape of every 5xx (here the envelope: it passes).
+ERRORS-006 is not among them: it SKIPs, its health check failing with the rest."""
 
 REFUSED_COMPLETIONS = {
     "401": (completions_only(401, KEY_ERROR),
@@ -231,6 +235,11 @@ REFUSED_COMPLETIONS = {
             'no completion request got a 2xx: all … were answered HTTP 500 (POST {url}/'
             'completions: "upstream connect error or disconnect/reset before headers"): the '
             "server fails them; look at its logs (behind a gateway: is its upstream up?)"),
+    "500-portkey": (completions_only(500, PORTKEY_UPSTREAM_DOWN),
+                    'no completion request got a 2xx: all … were answered HTTP 500 (POST {url}/'
+                    'completions: "{"html-message": "TypeError: fetch failed: connect '
+                    'ECONNREFUSED…"): the server fails them; look at its logs (behind a gateway: '
+                    "is its upstream up?)"),
     "closed": (completions_only(0, None),
                "127.0.0.1:… closed the connection without answering POST {url}/completions, "
                "on a fresh connection too: the server broke before answering; look at its "
@@ -257,7 +266,9 @@ def test_a_run_whose_completions_are_all_refused_passes_nothing_and_is_one_line(
     # the rule that judges refused valid requests (ERRORS-006 too: the health check after the
     # invalid requests is not blamed on them when nothing else was answered either)
     assert set(judged) <= {"ERRORS-008", *also}, judged
-    if refusal == "500":  # each SKIP names ERRORS-008, which failed
+    if refusal == "500-portkey":  # the page is judged for what it is, behind the one line
+        assert judged["ERRORS-011"][0] == "NON_STRICT", judged
+    if refusal.startswith("500"):  # each SKIP names ERRORS-008, which failed
         assert dangling_pointers(result.results) == {}, "SKIPs pointing at no failure"
         health = next(r for r in result.results if r.rule.id == "ERRORS-006")
         assert health.verdict is Verdict.SKIP and health.message.startswith(

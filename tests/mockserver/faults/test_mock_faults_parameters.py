@@ -173,6 +173,28 @@ def _(live: LiveServer) -> None:
     assert send(live, "prompt-list-500", body()).status == 200
 
 
+@scenario("upstream-down-page")
+def _(live: LiveServer) -> None:
+    clean, faulty = both(live, "upstream-down-page", body(prompt=["A list is", "In the"]))
+    assert clean.status == 200
+    assert (faulty.status, faulty.headers.get("retry-after")) == (503, "0")
+    assert "error" not in faulty.json() and "ECONNREFUSED" in faulty.json()["html-message"]
+    assert send(live, "upstream-down-page", body(prompt=["one prompt"])).status == 200
+    assert send(live, "upstream-down-page", body()).status == 200
+
+
+@scenario("model-substituted")
+def _(live: LiveServer) -> None:
+    unnamed = {k: v for k, v in body().items() if k != "model"}
+    clean, faulty = both(live, "model-substituted", unnamed)
+    assert (clean.status, clean.error["param"]) == (400, "model")
+    assert faulty.status == 404 and "text-davinci-003" in faulty.error["message"]
+    friendli = send(live, "model-substituted", unnamed, FRIENDLI)
+    assert friendli.status == 404 and "text-davinci-003" in friendli.error["message"]
+    assert send(live, "model-substituted", body()).status == 200
+    assert send(live, "model-substituted", body(temperature=9)).status == 400
+
+
 @scenario("greedy-n-refused")
 def _(live: LiveServer) -> None:
     clean, faulty = both(live, "greedy-n-refused", body(n=2, temperature=0))
