@@ -19,6 +19,7 @@ Fields that change the wire and not the generation (``stream``, ``stream_options
 from __future__ import annotations
 
 import json
+import math
 import sys
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -284,10 +285,19 @@ def _sampling(body: Mapping[str, JSON], fields: tuple[str, ...]) -> SamplingPara
 
 
 def _logit_bias(raw: object) -> dict[int, Any]:
+    """The biases by token id, each clamped to -100..100 as vLLM clamps them: OpenAI's and
+    FriendliAI's schemas refuse a bias beyond that before the wire, vLLM's takes it
+    (``VllmCompletionRequest.logit_bias``)."""
     if not isinstance(raw, Mapping):
         raise InvalidRequestError(f"logit_bias must be an object, got {raw!r}",
                                   param="logit_bias")
-    return {_wire_token_id(key): bias for key, bias in raw.items()}
+    return {_wire_token_id(key): _clamped(bias) for key, bias in raw.items()}
+
+
+def _clamped(bias: object) -> object:
+    if isinstance(bias, (int, float)) and not isinstance(bias, bool) and math.isfinite(bias):
+        return min(100.0, max(-100.0, bias)) if abs(bias) > 100 else bias
+    return bias  # not a finite number: the engine's typed error names logit_bias
 
 
 def _wire_token_id(key: object) -> int:
