@@ -23,13 +23,13 @@ prompt's choices and never streamed). ``allowed_token_ids`` is a sampling parame
 (``sampling.allowed_tokens``); its ids are checked against the vocabulary here, with vLLM's
 message. ``truncate_prompt_tokens`` applies where prompts are tokenized (``_prompt``): each
 prompt keeps its last N tokens, and everything downstream (generation, the context-length
-check, ``usage.prompt_tokens``, ``prompt_logprobs``, echo and its logprobs) sees the kept
-tokens; vLLM's limit and -1 are resolved once per request (``_kept_prompt_tokens``, after
-vLLM's ``TokenizeParams``: at most ``max_model_len - max_tokens``, which -1 means). Echo
-returns what the kept tokens decode to, so the echoed text, its logprob entries and
-``usage`` agree; vLLM differs here: it echoes the prompt text as sent (its renderer keeps a
-text prompt's ``prompt`` through tokenization) while its usage and prompt logprobs count the
-truncated tokens.
+check, ``usage.prompt_tokens``, ``prompt_logprobs``, the echoed prompt's logprob entries)
+sees the kept tokens; vLLM's limit and -1 are resolved once per request
+(``_kept_prompt_tokens``, after vLLM's ``TokenizeParams``: at most ``max_model_len -
+max_tokens``, which -1 means). Echo returns the prompt as sent, as vLLM does (its renderer
+keeps a text prompt's ``prompt`` through tokenization, and decodes a token prompt before
+cutting it): the echoed prompt's logprob entries are the kept tokens' only, each at its place
+in the echoed text, and ``text_offset`` counts from the start of the prompt as sent.
 """
 
 from __future__ import annotations
@@ -119,18 +119,18 @@ class Engine:
 
     def _prompt(self, raw: str | tuple[int, ...], field: str, keep: int | None = None) -> Prompt:
         """The tokenized prompt; with ``keep`` (``truncate_prompt_tokens``), only its last
-        ``keep`` tokens, and as text what they decode to (see the module docstring)."""
+        ``keep`` tokens, its text still the prompt as sent (see the module docstring)."""
         tokenizer = self.tokenizer
         if isinstance(raw, str):
-            ids = tuple(tokenizer.encode(raw))
-            if keep is None or len(ids) <= keep:
-                return Prompt(ids, raw)
-            kept = ids[len(ids) - keep:]
-            return Prompt(kept, tokenizer.decode(list(kept)))
-        if keep is not None and len(raw) > keep:
-            raw = raw[len(raw) - keep:]
-        self._check_ids(raw, field)
-        return Prompt(tuple(raw), tokenizer.decode(list(raw)))
+            ids, text = tuple(tokenizer.encode(raw)), raw
+        else:
+            self._check_ids(raw, field)
+            ids, text = tuple(raw), tokenizer.decode(list(raw))
+        if keep is None or len(ids) <= keep:
+            return Prompt(ids, text)
+        kept = ids[len(ids) - keep:]
+        kept_text = tokenizer.decode(list(kept))
+        return Prompt(kept, text, max(0, len(text) - len(kept_text)))
 
     def _kept_prompt_tokens(self, request: GenerationRequest) -> int | None:
         """How many prompt tokens ``truncate_prompt_tokens`` keeps (None: all), as vLLM

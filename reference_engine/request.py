@@ -55,7 +55,8 @@ class GenerationRequest:
     """vLLM's ``return_tokens_as_token_ids``: logprobs name tokens ``token_id:N``."""
     truncate_prompt_tokens: int | None = None
     """vLLM's ``truncate_prompt_tokens``: each prompt keeps only its last N tokens (-1: as many
-    as fit beside ``max_tokens``); generation, usage and echo see the truncated prompt."""
+    as fit beside ``max_tokens``) for generation, usage and prompt logprobs; echo still
+    returns the prompt as sent, as vLLM's does."""
     vllm_fields: bool = False
     """The answer carries vLLM's response extensions (``stop_reason``, ``prompt_logprobs``):
     the wire layer sets it for bodies only vLLM's contract accepts."""

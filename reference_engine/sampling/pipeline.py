@@ -69,7 +69,7 @@ def process_logits(logprobs: FloatArray, ctx: SamplingContext) -> FloatArray:
         out = sparse_log_softmax(logprobs, state.banned)
         out.flags.writeable = False
         return out
-    allowed = ctx.allowed_ids()
+    allowed = None if params.allowed_token_ids is None else ctx.allowed_ids()
     if allowed is None:
         x = logprobs.astype(np.float64)  # a copy; the processors below modify it in place
     else:

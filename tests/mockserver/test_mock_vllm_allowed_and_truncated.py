@@ -56,18 +56,24 @@ def test_an_empty_or_out_of_vocabulary_whitelist_is_refused(vllm: LiveServer, va
         assert message in refused.error["message"]
 
 
-def test_truncate_prompt_tokens_counts_and_echoes_the_kept_tokens(vllm: LiveServer) -> None:
+def test_truncate_prompt_tokens_counts_the_kept_tokens_and_echoes_the_prompt_as_sent(
+        vllm: LiveServer) -> None:
     kept = ENGINE.tokenizer.encode(STORY)[-6:]
-    truncated = vllm.post("/v1/completions", body(truncate_prompt_tokens=6, echo=True,
-                                                  logprobs=0))
+    truncated = vllm.post("/v1/completions", body(truncate_prompt_tokens=6, logprobs=0))
     assert truncated.status == 200, truncated.data
-    as_ids = vllm.post("/v1/completions", body(prompt=kept, echo=True, logprobs=0,
-                                               ignore_eos=False))  # vLLM's choice fields too
+    as_ids = vllm.post("/v1/completions", body(prompt=kept, logprobs=0, ignore_eos=False))
     assert truncated.json()["usage"]["prompt_tokens"] == 6
-    assert truncated.json()["choices"] == as_ids.json()["choices"]
-    assert truncated.json()["choices"][0]["text"].startswith(ENGINE.tokenizer.decode(kept))
-    whole = vllm.post("/v1/completions", body(truncate_prompt_tokens=-1, echo=True)).json()
-    assert whole["choices"][0]["text"].startswith(STORY)
+    assert truncated.json()["choices"][0]["text"] == as_ids.json()["choices"][0]["text"]
+    echoed = vllm.post("/v1/completions", body(truncate_prompt_tokens=6, echo=True,
+                                               logprobs=0)).json()
+    choice = echoed["choices"][0]
+    assert choice["text"].startswith(STORY) and echoed["usage"]["prompt_tokens"] == 6
+    tokens, offsets = choice["logprobs"]["tokens"], choice["logprobs"]["text_offset"]
+    assert "".join(tokens[:6]) == ENGINE.tokenizer.decode(kept)
+    assert all(choice["text"][at:].startswith(token)
+               for token, at in zip(tokens, offsets, strict=True))
+    whole = vllm.post("/v1/completions", body(truncate_prompt_tokens=-1)).json()
+    assert whole["usage"]["prompt_tokens"] == len(ENGINE.tokenizer.encode(STORY))
 
 
 @pytest.mark.parametrize(("value", "message"), [

@@ -84,22 +84,35 @@ def test_an_id_outside_the_vocabulary_is_refused_with_vllms_words(engine: Engine
 # -- truncate_prompt_tokens ----------------------------------------------------------------
 
 
-def test_truncation_keeps_the_last_tokens_for_usage_echo_and_generation(engine: Engine) -> None:
-    ids = tuple(engine.tokenizer.encode(STORY))
-    kept = ids[-5:]
-    truncated = engine.complete(request(truncate_prompt_tokens=5, echo=True))
-    as_ids = engine.complete(request(kept, echo=True))
+def test_truncation_keeps_the_last_tokens_for_usage_and_generation(engine: Engine) -> None:
+    kept = tuple(engine.tokenizer.encode(STORY))[-5:]
+    truncated = engine.complete(request(truncate_prompt_tokens=5))
     assert truncated.usage.prompt_tokens == 5
-    assert truncated == as_ids  # the same as sending the kept tokens themselves
-    echoed = engine.tokenizer.decode(list(kept))
-    assert truncated.choices[0].text.startswith(echoed) and not STORY.startswith(echoed)
+    assert truncated == engine.complete(request(kept))  # as if the kept tokens were sent
+
+
+def test_echo_returns_the_prompt_as_sent_with_entries_for_the_kept_tokens(
+        engine: Engine) -> None:
+    ids = tuple(engine.tokenizer.encode(STORY))
+    choice = engine.complete(request(truncate_prompt_tokens=5, echo=True, logprobs=0,
+                                     max_tokens=3)).choices[0]
+    generated = engine.complete(request(ids[-5:], max_tokens=3)).choices[0].text
+    assert choice.text == STORY + generated and choice.logprobs is not None
+    prompt_entries = choice.logprobs[:5]
+    kept_text = engine.tokenizer.decode(list(ids[-5:]))
+    assert "".join(e.token for e in prompt_entries) == kept_text
+    assert prompt_entries[0].logprob is None
+    for entry in choice.logprobs:  # each token at its place in the echoed text
+        assert choice.text[entry.offset:].startswith(entry.token)
+    assert prompt_entries[0].offset == len(STORY) - len(kept_text)
 
 
 def test_truncation_applies_to_token_prompts_and_prompt_logprobs(engine: Engine) -> None:
     ids = tuple(engine.tokenizer.encode(STORY))
     completion = engine.complete(request(ids, truncate_prompt_tokens=4, prompt_logprobs=1,
-                                         max_tokens=1))
+                                         max_tokens=1, echo=True))
     choice = completion.choices[0]
+    assert choice.text.startswith(STORY)  # the prompt as sent, decoded whole (as vLLM does)
     assert isinstance(choice, VllmChoice) and choice.prompt_logprobs is not None
     assert completion.usage.prompt_tokens == len(choice.prompt_logprobs) == 4
     assert choice.prompt_logprobs[0] is None
