@@ -9,9 +9,9 @@ of the context, ``stop_tokens: [{"tokens": [...]}]`` becomes id tuples. vLLM's e
 (``ignore_eos``, ``stop_token_ids``, ``include_stop_str_in_output``, ``prompt_logprobs``,
 ``return_tokens_as_token_ids``, ``allowed_token_ids``, ``truncate_prompt_tokens``) become the
 engine's fields of the same meaning; a body that uses any field only vLLM's contract accepts
-asks for vLLM's response fields too. It still
-checks every type it relies on, so a caller that skipped validation gets an
-:class:`InvalidRequestError` naming the field, never a ``TypeError``.
+asks for vLLM's response fields too. It still checks every type it relies on, so a caller that
+skipped validation gets an :class:`InvalidRequestError` naming the field, never a
+``TypeError``.
 
 Fields that change the wire and not the generation (``stream``, ``stream_options``, ``suffix``,
 ``user``) are read by the renderers and handlers, not here.
