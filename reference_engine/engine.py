@@ -19,7 +19,17 @@ vLLM's extensions: ``ignore_eos`` takes end-of-text out of ``eos_ids`` and bans 
 always-banned token, the ``bad_word_tokens`` mechanism), so a choice runs to ``max_tokens`` or
 a stop; ``stop_token_ids`` join ``eos_ids`` (``min_tokens`` holds them off too); the rest is
 per choice (``generation.choice``) or per prompt (``prompt_logprobs``, computed once for a
-prompt's choices and never streamed).
+prompt's choices and never streamed). ``allowed_token_ids`` is a sampling parameter
+(``sampling.allowed_tokens``); its ids are checked against the vocabulary here, with vLLM's
+message. ``truncate_prompt_tokens`` applies where prompts are tokenized (``_prompt``): each
+prompt keeps its last N tokens, and everything downstream (generation, the context-length
+check, ``usage.prompt_tokens``, ``prompt_logprobs``, the echoed prompt's logprob entries)
+sees the kept tokens; vLLM's limit and -1 are resolved once per request
+(``_kept_prompt_tokens``, after vLLM's ``TokenizeParams``: at most ``max_model_len -
+max_tokens``, which -1 means). Echo returns the prompt as sent, as vLLM does (its renderer
+keeps a text prompt's ``prompt`` through tokenization, and decodes a token prompt before
+cutting it): the echoed prompt's logprob entries are the kept tokens' only, each at its place
+in the echoed text, and ``text_offset`` counts from the start of the prompt as sent.
 """
 
 from __future__ import annotations
@@ -46,6 +56,7 @@ from .results import (
     VllmChoice,
 )
 from .sampling import SamplingContext, SamplingParams
+from .sampling.allowed_tokens import OUT_OF_VOCAB_MESSAGE
 
 MODEL_ID = "reference-ngram"
 CONTEXT_LENGTH = 2048
@@ -106,12 +117,41 @@ class Engine:
                     param=param,
                 )
 
-    def _prompt(self, raw: str | tuple[int, ...], field: str) -> Prompt:
+    def _prompt(self, raw: str | tuple[int, ...], field: str, keep: int | None = None) -> Prompt:
+        """The tokenized prompt; with ``keep`` (``truncate_prompt_tokens``), only its last
+        ``keep`` tokens, its text still the prompt as sent (see the module docstring)."""
         tokenizer = self.tokenizer
         if isinstance(raw, str):
-            return Prompt(tuple(tokenizer.encode(raw)), raw)
-        self._check_ids(raw, field)
-        return Prompt(tuple(raw), tokenizer.decode(list(raw)))
+            ids, text = tuple(tokenizer.encode(raw)), raw
+        else:
+            self._check_ids(raw, field)
+            ids, text = tuple(raw), tokenizer.decode(list(raw))
+        if keep is None or len(ids) <= keep:
+            return Prompt(ids, text)
+        kept = ids[len(ids) - keep:]
+        kept_text = tokenizer.decode(list(kept))
+        return Prompt(kept, text, max(0, len(text) - len(kept_text)))
+
+    def _kept_prompt_tokens(self, request: GenerationRequest) -> int | None:
+        """How many prompt tokens ``truncate_prompt_tokens`` keeps (None: all), as vLLM
+        resolves it: -1 is what fits beside ``max_tokens``, and more than that is refused.
+        When ``max_tokens`` alone exceeds the context, nothing is cut: ``_max_new`` refuses
+        the request for ``max_tokens``, as vLLM does first."""
+        keep = request.truncate_prompt_tokens
+        if keep is None:
+            return None
+        max_input = self.context_length - (request.max_tokens or 0)
+        if max_input < 0:
+            return None
+        if keep == -1:
+            return max_input
+        if keep > max_input:
+            raise InvalidRequestError(
+                f"truncate_prompt_tokens={keep} cannot be greater than max_model_len - "
+                f"max_tokens = {max_input}. Please request a smaller truncation size.",
+                param="truncate_prompt_tokens",
+            )
+        return keep
 
     def _seeds(self, request: GenerationRequest) -> list[int]:
         count = request.candidates
@@ -176,6 +216,12 @@ class Engine:
         self._check_ids(request.eos_token_ids, "eos_token")
         self._check_ids(request.forced_output_tokens, "forced_output_tokens")
         self._check_ids(request.stop_token_ids, "stop_token_ids")
+        allowed = params.allowed_token_ids
+        if allowed is not None and allowed[-1] >= self.vocab_size:  # ascending: the max last
+            raise TokenIdOutOfRangeError(
+                f"{OUT_OF_VOCAB_MESSAGE} ({allowed[-1]} is outside 0..{self.vocab_size - 1})",
+                param="allowed_token_ids",
+            )
         tokenizer = self.tokenizer
         eot = () if request.ignore_eos else (tokenizer.eot_id,)
         eos_ids = frozenset({*eot, *request.eos_token_ids, *request.stop_token_ids})
@@ -187,12 +233,13 @@ class Engine:
         bad_words = tuple(tuple(tokenizer.encode(word)) for word in request.bad_words if word)
         if bad_words:
             params = replace(params, bad_word_tokens=params.bad_word_tokens + bad_words)
-        return _Plan(params, eos_ids, tuple(self._seeds(request)))
+        keep = self._kept_prompt_tokens(request)
+        return _Plan(params, eos_ids, tuple(self._seeds(request)), keep)
 
     def _prompt_specs(self, request: GenerationRequest, plan: _Plan, p: int,
                       raw: str | tuple[int, ...]) -> list[ChoiceSpec]:
         """Prompt ``p``'s candidates' specs (validated: its errors name prompt ``p``)."""
-        prompt = self._prompt(raw, request.prompt_field)
+        prompt = self._prompt(raw, request.prompt_field, plan.keep)
         max_new = self._max_new(request, prompt, p)
         prompt_params = plan.params
         if request.min_total_tokens is not None:
@@ -314,6 +361,8 @@ class _Plan:
     params: SamplingParams
     eos_ids: frozenset[int]
     seeds: tuple[int, ...]
+    keep: int | None = None
+    """How many tokens of each prompt ``truncate_prompt_tokens`` keeps (None: all)."""
 
 
 def _fold(events: Iterator[TextEvent | FinishEvent], *, with_logprobs: bool,

@@ -53,6 +53,10 @@ class GenerationRequest:
     most likely tokens, with logprob and rank (non-streamed answers)."""
     tokens_as_ids: bool = False
     """vLLM's ``return_tokens_as_token_ids``: logprobs name tokens ``token_id:N``."""
+    truncate_prompt_tokens: int | None = None
+    """vLLM's ``truncate_prompt_tokens``: each prompt keeps only its last N tokens (-1: as many
+    as fit beside ``max_tokens``) for generation, usage and prompt logprobs; echo still
+    returns the prompt as sent, as vLLM's does."""
     vllm_fields: bool = False
     """The answer carries vLLM's response extensions (``stop_reason``, ``prompt_logprobs``):
     the wire layer sets it for bodies only vLLM's contract accepts."""
@@ -81,6 +85,12 @@ class GenerationRequest:
             raise InvalidRequestError(
                 f"prompt_logprobs must be >= 0, got {self.prompt_logprobs}",
                 param="prompt_logprobs",
+            )
+        keep = self.truncate_prompt_tokens
+        if keep is not None and keep != -1 and keep < 1:
+            raise InvalidRequestError(
+                f"truncate_prompt_tokens must be -1 or at least 1, got {keep}",
+                param="truncate_prompt_tokens",
             )
         if isinstance(self.seed, tuple) and len(self.seed) != self.n:
             raise InvalidRequestError(

@@ -7,10 +7,11 @@ only converts wire forms into domain values: a bare ``stop`` string becomes a tu
 becomes the default, OpenAI's ``max_tokens`` defaults to 16 while FriendliAI's runs to the end
 of the context, ``stop_tokens: [{"tokens": [...]}]`` becomes id tuples. vLLM's extensions
 (``ignore_eos``, ``stop_token_ids``, ``include_stop_str_in_output``, ``prompt_logprobs``,
-``return_tokens_as_token_ids``) become the engine's fields of the same meaning; a body that
-uses any field only vLLM's contract accepts asks for vLLM's response fields too. It still
-checks every type it relies on, so a caller that skipped validation gets an
-:class:`InvalidRequestError` naming the field, never a ``TypeError``.
+``return_tokens_as_token_ids``, ``allowed_token_ids``, ``truncate_prompt_tokens``) become the
+engine's fields of the same meaning; a body that uses any field only vLLM's contract accepts
+asks for vLLM's response fields too. It still checks every type it relies on, so a caller that
+skipped validation gets an :class:`InvalidRequestError` naming the field, never a
+``TypeError``.
 
 Fields that change the wire and not the generation (``stream``, ``stream_options``, ``suffix``,
 ``user``) are read by the renderers and handlers, not here.
@@ -18,7 +19,6 @@ Fields that change the wire and not the generation (``stream``, ``stream_options
 
 from __future__ import annotations
 
-import json
 import math
 import sys
 from collections.abc import Mapping, Sequence
@@ -35,7 +35,7 @@ from .formats import FRIENDLI_WIRE, OPENAI_WIRE, WIRES, Wire
 OPENAI_DEFAULT_MAX_TOKENS = 16
 OPENAI_SAMPLING_FIELDS = (
     "temperature", "top_p", "presence_penalty", "frequency_penalty", "logit_bias",
-    "top_k", "min_p", "repetition_penalty", "min_tokens",
+    "top_k", "min_p", "repetition_penalty", "min_tokens", "allowed_token_ids",
 )
 FRIENDLI_SAMPLING_FIELDS = (
     "temperature", "top_p", "top_k", "min_p", "presence_penalty", "frequency_penalty",
@@ -99,7 +99,6 @@ def build_request(body: Mapping[str, JSON], *, wire: Wire) -> GenerationRequest:
 
 
 def _openai_request(body: Mapping[str, JSON]) -> GenerationRequest:
-    _reject_unhonoured_extensions(body)
     max_tokens = _optional_int(body, "max_tokens")
     prompt_logprobs = _prompt_logprobs(body)
     return GenerationRequest(
@@ -118,6 +117,7 @@ def _openai_request(body: Mapping[str, JSON]) -> GenerationRequest:
         include_stop_str_in_output=_flag(body, "include_stop_str_in_output"),
         prompt_logprobs=prompt_logprobs,
         tokens_as_ids=_flag(body, "return_tokens_as_token_ids"),
+        truncate_prompt_tokens=_optional_int(body, "truncate_prompt_tokens"),
         vllm_fields=any(name in body for name in VLLM_ONLY_FIELDS),
         prompt_field="prompt",
     )
@@ -140,15 +140,6 @@ def _openai_prompts(value: JSON) -> tuple[PromptInput, ...]:
     )
 
 
-VLLM_DEFAULTS: Mapping[str, tuple[JSON, ...]] = {
-    "allowed_token_ids": (None,),
-    "truncate_prompt_tokens": (None,),
-}
-"""vLLM's extensions the engine does not honour (yet), with the values that ask for nothing:
-a body with another value is refused naming the field, never answered as if it were honoured.
-``skip_special_tokens``, ``spaces_between_special_tokens`` and ``add_special_tokens`` are
-accepted with any value: the reference tokenizer puts no special token in text and adds none
-to prompts, so they change nothing."""
 VLLM_ONLY_FIELDS = (
     "ignore_eos", "stop_token_ids", "include_stop_str_in_output", "skip_special_tokens",
     "spaces_between_special_tokens", "prompt_logprobs", "return_tokens_as_token_ids",
@@ -156,7 +147,10 @@ VLLM_ONLY_FIELDS = (
 )
 """The fields only vLLM's contract (``VllmCompletionRequest``) accepts: a body holding one
 passed that contract, so its answer carries vLLM's response fields (``stop_reason``,
-``prompt_logprobs``), as vLLM's every answer does."""
+``prompt_logprobs``), as vLLM's every answer does. The engine honours every one of them;
+``skip_special_tokens``, ``spaces_between_special_tokens`` and ``add_special_tokens`` are
+accepted with any value because the reference tokenizer puts no special token in text and
+adds none to prompts, so they change nothing."""
 VLLM_MAX_LOGPROBS = 20
 """``vllm serve``'s default ``--max-logprobs``: more prompt logprobs are refused."""
 
@@ -175,21 +169,6 @@ def _prompt_logprobs(body: Mapping[str, JSON]) -> int | None:
             f"Requested prompt logprobs of {value}, which is greater than max allowed: "
             f"{VLLM_MAX_LOGPROBS}", param="prompt_logprobs")
     return value
-
-
-def _reject_unhonoured_extensions(body: Mapping[str, JSON]) -> None:
-    for name, defaults in VLLM_DEFAULTS.items():
-        if name in body and body[name] not in defaults:
-            raise UnsupportedParameterError(
-                f"{name} is not supported by the reference engine; send "
-                f"{' or '.join(_json_text(d) for d in defaults)}, got {body[name]!r}",
-                param=name,
-            )
-
-
-def _json_text(value: JSON) -> str:
-    """``value`` as JSON text (``null``, ``false``, ``[]``) for a message."""
-    return json.dumps(value)
 
 
 # -- FriendliAI ---------------------------------------------------------------------------

@@ -81,10 +81,17 @@ def _static_context(params: SamplingParams) -> bool:
 
 @dataclass(frozen=True)
 class Prompt:
-    """A tokenized prompt and the text it stands for (echoed verbatim)."""
+    """A tokenized prompt and the text it stands for (echoed verbatim).
+
+    ``ids`` are the tokens the model sees: under vLLM's ``truncate_prompt_tokens`` only the
+    last ones, while ``text`` stays the prompt as sent, and ``kept_from`` is where the kept
+    tokens' text starts in it (0 when nothing was cut), so echoed prompt tokens carry their
+    place in the echoed text as ``text_offset``.
+    """
 
     ids: tuple[int, ...]
     text: str
+    kept_from: int = 0
 
 
 @dataclass(frozen=True)
@@ -145,12 +152,12 @@ class ChoiceRun:
         ids = self.spec.prompt.ids
         decoder = IncrementalDecoder(self._tokenizer)
         entries: list[LogprobEntry] = []
-        chars = 0
+        chars = self.spec.prompt.kept_from
         context = [self._tokenizer.eot_id]
         for position, token in enumerate(ids):
             display = self._display[token]
             if position == 0:
-                entries.append(LogprobEntry(display, None, None, 0))
+                entries.append(LogprobEntry(display, None, None, chars))
             else:
                 logprobs = self._model.logprobs(context)  # type: ignore[attr-defined]
                 entries.append(LogprobEntry(display, finite_logprob(logprobs[token]),

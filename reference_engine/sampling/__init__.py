@@ -7,10 +7,11 @@ truncation and makes one seeded draw. See ``pipeline`` and ``sampler`` for the c
 
 Modules: ``params`` (request parameters), ``context`` (per-step inputs and the incremental
 state of the bans and penalties), ``penalties``, ``bans`` (the logit processors' tables),
-``response_format`` + ``grammar`` (constrained decoding with llguidance), ``pipeline``
-(every processor, in its order: the one production version; tests compare it with plainly
-written oracles under ``tests/reference_engine/sampling/``), ``logprobs`` (what is
-reported), ``truncation`` + ``sampler`` + ``rng`` (the draw), ``errors``.
+``allowed_tokens`` (vLLM's whitelist), ``response_format`` + ``grammar`` (constrained
+decoding with llguidance), ``pipeline`` (every processor, in its order: the one production
+version; tests compare it with plainly written oracles under
+``tests/reference_engine/sampling/``), ``logprobs`` (what is reported), ``truncation`` +
+``sampler`` + ``rng`` (the draw), ``errors``.
 
 A new logit processor: its parameter on ``SamplingParams`` (``params``), its step in
 ``process_logits`` (``pipeline``; state it needs across steps in ``context``), its wire field

@@ -31,6 +31,7 @@ from collections.abc import Collection, Sequence
 import numpy as np
 
 from ..arrays import FloatArray, IdArray
+from .allowed_tokens import OUT_OF_VOCAB_MESSAGE, allowed_id_array
 from .bans import compile_bad_words, no_repeat_ngram_bans
 from .grammar import (
     Grammar,
@@ -157,9 +158,12 @@ class _Tokens:
 class _Prepared:
     """Per-choice data the processors derive from the params (shared along the chain)."""
 
-    __slots__ = ("bad_singles", "bad_words", "bias_ids", "bias_values", "eos_array")
+    __slots__ = ("allowed_ids", "bad_singles", "bad_words", "bias_ids", "bias_values",
+                 "eos_array")
 
     def __init__(self, params: SamplingParams, eos_ids: frozenset[int]) -> None:
+        allowed = params.allowed_token_ids
+        self.allowed_ids = None if allowed is None else allowed_id_array(allowed)
         bias = params.logit_bias
         self.bias_ids = np.fromiter(bias.keys(), dtype=np.int64, count=len(bias))
         self.bias_values = np.fromiter(bias.values(), dtype=np.float64, count=len(bias))
@@ -223,6 +227,9 @@ class SamplingContext:
         bad_bias = [i for i in params.logit_bias if i >= vocab]
         if bad_bias:
             raise ValueError(f"logit_bias token id {min(bad_bias)} is outside the vocabulary")
+        allowed = params.allowed_token_ids
+        if allowed is not None and allowed[-1] >= vocab:  # ascending, so the last is the max
+            raise ValueError(f"{OUT_OF_VOCAB_MESSAGE} ({allowed[-1]} is outside 0..{vocab - 1})")
         self.prompt_ids = _frozen_ids("prompt_ids", prompt_ids, vocab)
         generated = _frozen_ids("generated_ids", generated_ids, vocab).tolist()
         tokens = _Tokens(self.prompt_ids.tolist() + generated, self.prompt_ids.shape[0])
@@ -312,6 +319,10 @@ class SamplingContext:
         return counts, amounts
 
     # -- inputs of the history-based processors (see the module docstring) -----------------
+
+    def allowed_ids(self) -> IdArray | None:
+        """``params.allowed_token_ids`` as an ascending array; None when every token is."""
+        return self._prepared.allowed_ids
 
     def logit_bias_arrays(self) -> tuple[IdArray, FloatArray]:
         """``params.logit_bias`` as arrays of ids (ascending) and biases."""

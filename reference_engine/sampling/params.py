@@ -1,11 +1,12 @@
 """Request-level sampling parameters: one frozen, validated, hashable value per request.
 
-``SamplingParams`` holds every OpenAI and FriendliAI knob that changes which token is picked,
-with the APIs' defaults, so that "all defaults" can be recognised in O(1) on the hot path
-(``has_logit_processors`` and ``truncates`` are computed once here). Values are validated eagerly
-in ``__post_init__``; errors name the field and the value. Containers are normalised to
-immutable types (``FrozenMap`` for ``logit_bias``, tuples for ``bad_word_tokens``) so a params
-object can be shared between choices, threads and caches.
+``SamplingParams`` holds every OpenAI and FriendliAI knob that changes which token is picked
+(and vLLM's ``allowed_token_ids``), with the APIs' defaults, so that "all defaults" can be
+recognised in O(1) on the hot path (``has_logit_processors`` and ``truncates`` are computed once
+here). Values are validated eagerly in ``__post_init__``; errors name the field and the value.
+Containers are normalised to immutable types (``FrozenMap`` for ``logit_bias``, tuples for
+``bad_word_tokens`` and ``allowed_token_ids``) so a params object can be shared between
+choices, threads and caches.
 
 ``response_format`` is stored as its ``type`` string and ``response_schema`` as the schema that
 goes with it: for ``json_schema`` the JSON Schema (a mapping, or its JSON text; stored as
@@ -21,6 +22,7 @@ import math
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from .allowed_tokens import EMPTY_MESSAGE
 from .errors import InvalidParameter, WrongParameterType
 from .response_format import grammar, schema_text
 
@@ -128,6 +130,19 @@ def _bad_word_tokens(value: object) -> tuple[tuple[int, ...], ...]:
     return tuple(sequences)
 
 
+def _allowed_token_ids(value: object) -> tuple[int, ...] | None:
+    """vLLM's whitelist as ascending unique ids (a set: order and repeats mean nothing)."""
+    if value is None:
+        return None
+    if isinstance(value, (str, bytes)) or not isinstance(value, Sequence):
+        raise WrongParameterType(
+            "allowed_token_ids", f"allowed_token_ids must be a list of token ids, got {value!r}"
+        )
+    if not value:
+        raise InvalidParameter("allowed_token_ids", EMPTY_MESSAGE)
+    return tuple(sorted({_token_id("allowed_token_ids", token) for token in value}))
+
+
 def _response_format(value: object) -> str | None:
     if value is None:
         return None
@@ -173,8 +188,10 @@ class SamplingParams:
     into these keywords): ``response_format`` is ``None`` or a type string, ``response_schema``
     its schema (see the module docstring); ``logit_bias`` any
     int-keyed mapping, stored as a ``FrozenMap``; ``bad_word_tokens`` any list of non-empty id
-    lists, stored as tuples. A value outside its domain raises :class:`InvalidParameter`
-    (:class:`WrongParameterType` for a wrong type) naming the parameter.
+    lists, stored as tuples; ``allowed_token_ids`` None (every token) or a non-empty list of
+    ids, stored as an ascending tuple without repeats. A value outside its domain raises
+    :class:`InvalidParameter` (:class:`WrongParameterType` for a wrong type) naming the
+    parameter.
     """
 
     temperature: float = 1.0
@@ -192,6 +209,7 @@ class SamplingParams:
     xtc_probability: float = 0.0
     response_format: str | None = None
     response_schema: str | Mapping[str, object] | None = None  # a mapping is stored as JSON text
+    allowed_token_ids: tuple[int, ...] | None = None  # vLLM's whitelist; stored sorted, unique
     # Derived once in __post_init__ so the hot path can skip everything with two lookups:
     # a logit processor other than min_tokens (which depends on the step) is on; the
     # response_format grammar is the only one; a truncation filter is on.
@@ -225,6 +243,7 @@ class SamplingParams:
         put(self, "xtc_probability", _number("xtc_probability", self.xtc_probability, 0.0, 1.0))
         put(self, "response_format", _response_format(self.response_format))
         put(self, "response_schema", _response_schema(self.response_format, self.response_schema))
+        put(self, "allowed_token_ids", _allowed_token_ids(self.allowed_token_ids))
         put(
             self,
             "has_logit_processors",
@@ -235,6 +254,7 @@ class SamplingParams:
                 or self.repetition_penalty != 1.0
                 or self.presence_penalty != 0.0
                 or self.frequency_penalty != 0.0
+                or self.allowed_token_ids is not None
                 or self.constrained
             ),
         )
@@ -245,6 +265,7 @@ class SamplingParams:
             or self.repetition_penalty != 1.0
             or self.presence_penalty != 0.0
             or self.frequency_penalty != 0.0
+            or self.allowed_token_ids is not None
         ))
         put(
             self,

@@ -3,6 +3,8 @@
 The model's log-probabilities are the logits. The processors run in this order, each skipped
 when its parameter is off:
 
+0. vLLM's ``allowed_token_ids`` (-inf outside the list, ``allowed_tokens``): first, as in
+   vLLM's sampler; nothing after it can lift a -inf, so its place changes no value;
 1. ``logit_bias`` (additive): defined as added to the model's own scores, so it comes first
    and everything after it sees the biased score as the token's score;
 2. ``bad_word_tokens`` and 3. ``no_repeat_ngram`` (-inf bans): value-independent, and once a
@@ -42,6 +44,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..arrays import FloatArray
+from .allowed_tokens import keep_only
 from .context import SamplingContext
 from .grammar import apply_grammar
 from .logprobs import log_softmax, sparse_log_softmax
@@ -66,7 +69,11 @@ def process_logits(logprobs: FloatArray, ctx: SamplingContext) -> FloatArray:
         out = sparse_log_softmax(logprobs, state.banned)
         out.flags.writeable = False
         return out
-    x = logprobs.astype(np.float64)  # a copy; the processors below modify it in place
+    allowed = None if params.allowed_token_ids is None else ctx.allowed_ids()
+    if allowed is None:
+        x = logprobs.astype(np.float64)  # a copy; the processors below modify it in place
+    else:
+        x = keep_only(logprobs, allowed)  # a new array, -inf outside the whitelist
     if params.logit_bias:
         if len(params.logit_bias) <= _FEW:
             for token, bias in params.logit_bias.items():

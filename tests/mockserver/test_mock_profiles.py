@@ -155,17 +155,6 @@ def test_the_vllm_profile_takes_vllms_extensions_and_ignores_unknown_ones(
     assert extended.json()["choices"][0]["text"] == plain
 
 
-@pytest.mark.parametrize(("field", "value"), [
-    ("allowed_token_ids", [5]), ("truncate_prompt_tokens", 2),
-])
-def test_the_vllm_profile_refuses_what_the_engine_cannot_honour(
-        make_server: Callable[..., LiveServer], field: str, value: Any) -> None:
-    """Answering as if honoured would be a lie the harness's rules would have to believe."""
-    live = make_server(profiles=("vllm",))
-    refused = live.post("/v1/completions", body(**{field: value}))
-    assert (refused.status, refused.error["param"]) == (400, field)
-
-
 def greedy(prompt: str, **extra: Any) -> dict[str, Any]:
     return {"model": MODEL, "prompt": prompt, "max_tokens": 16, "temperature": 0, **extra}
 

@@ -129,3 +129,14 @@ def apply_presence_frequency_penalty(logits: Floats, *, presence_penalty: float,
     for token in set(generated):
         out[token] -= generated.count(token) * frequency_penalty + presence_penalty
     return out
+
+
+def apply_allowed_token_ids(logits: Floats, allowed_token_ids: Collection[int]) -> Floats:
+    """vLLM ``allowed_token_ids``: every token not listed gets -inf; the listed keep theirs."""
+    out = _copy(logits)
+    allowed = set(_ids(list(allowed_token_ids)))
+    _check("allowed_token_ids", sorted(allowed), out.shape[0])
+    for token in range(out.shape[0]):
+        if token not in allowed:
+            out[token] = NEG_INF
+    return out
