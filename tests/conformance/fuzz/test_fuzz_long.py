@@ -7,11 +7,13 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from fuzz_support import found_rules, run_cli
 
+import spec
 from conformance.embedded import EmbeddedMock
 from conformance.rules import FUZZ_CHECKS
 
@@ -80,11 +82,12 @@ FRIENDLI_FAULTS = {
 
 
 @pytest.mark.nightly
-@pytest.mark.parametrize("profile", ["openai", "openai-compatible", "friendli"])
-def test_the_clean_mock_survives_a_long_fuzz(mock: EmbeddedMock, profile: str,
+@pytest.mark.parametrize("profile", spec.profile_names())
+def test_the_clean_mock_survives_a_long_fuzz(served: Callable[[str], EmbeddedMock], profile: str,
                                               tmp_path: Path) -> None:
     report = tmp_path / "long.json"
-    status, out, _ = run_cli(["fuzz", "--base-url", mock.url_for(profile), "--profile", profile,
+    url = served(profile).url_for(profile)
+    status, out, _ = run_cli(["fuzz", "--base-url", url, "--profile", profile,
                               "--model", "reference-ngram", "--time-budget", LONG_SECONDS,
                               "--workers", "2", "--seed", "20261129", "-q",
                               "--json", str(report)])
