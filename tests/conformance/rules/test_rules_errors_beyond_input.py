@@ -19,9 +19,9 @@ UNNAMED = {"prompt": "A list is", "max_tokens": 4, "temperature": 0}
 NAMED = {"model": MODEL, **UNNAMED}
 
 
-def completion(model: str = MODEL) -> dict[str, Any]:
+def completion(model: str = MODEL, text: str = "ab") -> dict[str, Any]:
     return {"id": "c", "object": "text_completion", "created": 1, "model": model,
-            "choices": [{"index": 0, "text": "ab", "logprobs": None, "finish_reason": "length"}],
+            "choices": [{"index": 0, "text": text, "logprobs": None, "finish_reason": "length"}],
             "usage": {"prompt_tokens": 1, "completion_tokens": 2, "total_tokens": 3}}
 
 
@@ -79,8 +79,13 @@ def test_a_substituted_or_silent_answer_fails(profile: str, status: int, body: o
 
 def test_where_the_model_may_be_defaulted_only_the_model_under_test_may_answer() -> None:
     assert judged("ERRORS-010", "vllm", answer(completion(), 200))[0] == "PASS"
-    verdict, message = judged("ERRORS-010", "vllm", answer(completion("text-davinci-003"), 200))
+    other = completion("text-davinci-003", text=" other words")
+    verdict, message = judged("ERRORS-010", "vllm", answer(other, 200))
     assert verdict == "FAIL" and "'text-davinci-003'" in message
+    # the model under test by the text it writes, whatever its name (llama-cpp-python names
+    # its model file's path when the body names no model)
+    path = completion("/srv/models/tiny.gguf", text="a")
+    assert judged("ERRORS-010", "openai-compatible", answer(path, 200))[0] == "PASS"
     # a server reporting another spelling of its own model (the greedy answer's) passes
     alias = json_exchange(completion("/models/tiny"), request_body=NAMED)
     assert judged("ERRORS-010", "openai-compatible", answer(completion("/models/tiny"), 200),
