@@ -181,11 +181,13 @@ def _unnamed(body: bytes) -> dict[str, Any] | None:
 
 def substituting(answer: Answer) -> Answer:
     """A gateway that serves a body without model by a model of its own, as Portkey does: the
-    upstream is asked for the served model (a server that takes any), the answer names the
-    gateway's."""
+    answer names the gateway's model and is its text (another model writes other words; the
+    mock, which has one, stands in for the upstream's answer, relabelled and rewritten)."""
     if _unnamed(answer.request) is not None and answer.status == 200:
         body = json.loads(answer.body)
         body["model"] = "text-davinci-003"
+        for choice in body.get("choices", []):
+            choice["text"] = " Davinci writes this instead."
         answer.body = json.dumps(body).encode("utf-8")
     return answer
 
