@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
+from conformance.bindings.binders import BINDERS, binder, binder_for
 from conformance.check_context import CheckContext
-from conformance.fuzz.bindings import BINDERS, binder, binder_for
 from conformance.model import Level, NamedRegistry, Registry, SourceKind
 from conformance.rules import CATALOG
 
