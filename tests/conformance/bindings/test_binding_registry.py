@@ -1,5 +1,5 @@
-"""Fuzz bindings register by decorator, a shape taken twice is refused, and a rule naming a
-binding nobody registered is refused as the rule registers."""
+"""Bindings (what a rule's ``fuzz`` names) register by decorator, a shape taken twice is
+refused, and a rule naming a binding nobody registered is refused as the rule registers."""
 
 from __future__ import annotations
 
