@@ -8,6 +8,7 @@ run, so importing it must stay cheap)::
 
 Layout: ``sse`` and ``transport`` read the wire; ``probes`` send the named requests;
 ``rules`` judge them (pure checks, one module per area); ``runner`` ties both together;
+``bindings`` file one fuzzed (``fuzz``) or recorded (``judge``) exchange where a rule reads it;
 ``reporting`` writes what a run found; ``cli`` and ``pytest_plugin`` are the entry points.
 The harness never imports ``mockserver`` or ``reference_engine``: it talks HTTP only.
 """

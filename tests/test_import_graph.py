@@ -125,10 +125,49 @@ def test_the_model_imports_nothing_above_it(module: str) -> None:
     assert above == set()
 
 
+ABOVE = {
+    "conformance.rules": ("conformance.fuzz", "conformance.judge"),
+    "conformance.bindings": ("conformance.rules", "conformance.fuzz", "conformance.judge"),
+}
+"""Packages of the harness that a package of it never imports, by any of its modules: the rule
+catalog lies below the fuzzer and the judge that read it, and a rule's ``fuzz`` names a binding
+of :mod:`conformance.bindings`, below all three (so no package needs lazy imports to dodge a
+cycle)."""
+
+
+def _within(module: str, package: str) -> bool:
+    return module == package or module.startswith(f"{package}.")
+
+
+def _reaching_above(graph: dict[str, set[str]], package: str,
+                    above: tuple[str, ...]) -> list[tuple[str, str]]:
+    """Every import of a module of ``package`` that names a module of a package in ``above``."""
+    return sorted((module, target) for module, targets in graph.items()
+                  if _within(module, package)
+                  for target in targets if any(_within(target, each) for each in above))
+
+
+@pytest.mark.parametrize("package", sorted(ABOVE))
+def test_a_harness_package_never_imports_the_packages_above_it(package: str) -> None:
+    assert _reaching_above(graph(), package, ABOVE[package]) == []
+
+
+def test_the_layer_check_finds_an_import_from_above() -> None:
+    """The test above can fail: a rule module importing the fuzzer (its package or a module of
+    it) is reported; a sibling whose name only begins alike is not the fuzzer."""
+    imports = {"conformance.rules.base": {"conformance.fuzz.bindings", "conformance.model"},
+               "conformance.rules.echo": {"conformance.fuzz"},
+               "conformance.rules.stop": {"conformance.fuzzy"},
+               "conformance.fuzz.checks": {"conformance.rules"}}
+    assert _reaching_above(imports, "conformance.rules", ("conformance.fuzz",)) == [
+        ("conformance.rules.base", "conformance.fuzz.bindings"),
+        ("conformance.rules.echo", "conformance.fuzz")]
+
+
 def test_imports_are_resolved() -> None:
     """The graph is not empty by a bug: known edges are in it."""
     assert "conformance.check_context" in graph()["conformance.rules.common"]
-    assert "conformance.fuzz.bindings" in graph()["conformance.rules.base"]
+    assert "conformance.bindings.binders" in graph()["conformance.rules.base"]
 
 
 LAYERS = {

@@ -5,7 +5,8 @@
 generation, with:
 
 * the catalog's rules that can judge one exchange registered as schemathesis checks, calling
-  the rules' own check functions (:mod:`.checks`, :mod:`.bindings`, :mod:`.exchange`);
+  the rules' own check functions (:mod:`.checks`, :mod:`.exchange`; where each rule reads a
+  fuzzed exchange is :mod:`conformance.bindings`, which ``conformance judge`` shares);
 * a ``text/event-stream`` deserializer on the harness's strict SSE parser (:mod:`.stream`);
 * every request capped and made servable (:mod:`.bodies`, :mod:`.hooks`), counted against a
   budget and retried on 429 / 503 (:mod:`.guard`, :mod:`.adapters`, :mod:`.transport`);
@@ -26,37 +27,12 @@ From Python::
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    from .bodies import Caps
-    from .campaign import fuzz
-    from .config import FuzzConfig, FuzzResult
-    from .findings import FuzzFinding
-    from .results import run_result
-    from .stream import event_stream, payloads
-
-_HOMES = {
-    "Caps": "bodies",
-    "FuzzConfig": "config",
-    "FuzzResult": "config",
-    "fuzz": "campaign",
-    "FuzzFinding": "findings",
-    "run_result": "results",
-    "event_stream": "stream",
-    "payloads": "stream",
-}
-"""Where each public name lives. The package imports them when asked (PEP 562), not when it
-is imported: the rule catalog reads :mod:`.bindings` as its rules register, and importing
-the package must not start the engine, which reads the catalog."""
-
-
-def __getattr__(name: str) -> Any:
-    if name in _HOMES:
-        return getattr(importlib.import_module(f"{__name__}.{_HOMES[name]}"), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
+from .bodies import Caps
+from .campaign import fuzz
+from .config import FuzzConfig, FuzzResult
+from .findings import FuzzFinding
+from .results import run_result
+from .stream import event_stream, payloads
 
 __all__ = ["Caps", "FuzzConfig", "FuzzFinding", "FuzzResult", "event_stream", "fuzz", "payloads",
            "run_result"]

@@ -1,9 +1,9 @@
 """The catalog's rules as schemathesis checks: the same check functions, one exchange at a time.
 
-Each rule a fuzzed exchange can judge (:mod:`conformance.fuzz.bindings`) is registered once, at
-import, as a schemathesis check named by its rule ID. The registered function adapts: it turns
-the schemathesis response into an :class:`~conformance.transport.Exchange` (once per response,
-shared by every rule), files it where the rule's check reads, builds a
+Each rule a fuzzed exchange can judge (:mod:`conformance.bindings.binders`) is registered
+once, at import, as a schemathesis check named by its rule ID. The registered function adapts:
+it turns the schemathesis response into an :class:`~conformance.transport.Exchange` (once per
+response, shared by every rule), files it where the rule's check reads, builds a
 :class:`~conformance.check_context.CheckContext` and calls ``rule.check`` itself. A
 :class:`~conformance.model.Violation` becomes a :class:`RuleFailure`; NotApplicable and
 HarnessProblem mean "nothing to judge here" (the run's own state knows why).
@@ -21,6 +21,9 @@ import schemathesis
 from hypothesis import strategies as st
 from schemathesis.core.failures import Failure, Severity
 
+from conformance.bindings.binders import binder_for
+from conformance.bindings.reading import read, sample_of_exchange
+from conformance.bindings.sample import Sample
 from conformance.latency import Latency, chunk_times
 from conformance.model import Level, Rule, Violation
 from conformance.rules import CATALOG
@@ -36,13 +39,10 @@ from conformance.views import compact
 from spec import JSON
 
 from .answered import Statuses
-from .bindings import binder_for
 from .bodies import Caps
 from .exchange import to_exchange
 from .memo import remembered
 from .produced import Produced
-from .reading import read, sample_of_exchange
-from .sample import Sample
 
 
 class RuleFailure(Failure):

@@ -2,7 +2,7 @@
 
 Schemathesis hands the same response to its deserializer (the contract's stream schema) and
 to every registered check (one per rule); each needs the same parsed stream and the same
-:class:`~conformance.fuzz.bindings.Sample`. Parsing a 16 MiB stream once per reader took a
+:class:`~conformance.bindings.sample.Sample`. Parsing a 16 MiB stream once per reader took a
 run against a flood of 512 KB events past 300 MB, and a cache that outlived its response kept
 one more response alive. So the memo holds the values of one response per thread, and the
 guarded transport (:mod:`conformance.fuzz.transport`) calls :func:`forget` before it sends the

@@ -6,7 +6,7 @@
   parser, secrets redacted);
 * :mod:`.judging` judges each completions exchange with the rules ``conformance fuzz`` binds
   to one exchange, through the same bindings and the same checks
-  (:func:`conformance.fuzz.reading.read`);
+  (:func:`conformance.bindings.reading.read`);
 * :mod:`.cli` is the command line (progress: :mod:`.progress`), its reports those of
   ``conformance run``.
 """

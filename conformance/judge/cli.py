@@ -14,9 +14,9 @@ import time
 from datetime import datetime, timezone
 from typing import TextIO
 
+from conformance.bindings.binders import binder_for
 from conformance.compare.baseline import baseline_option
 from conformance.errors import UsageError
-from conformance.fuzz.bindings import binder_for
 from conformance.model import RunResult, RunStats, Target
 from conformance.report_files import add_report_arguments, exit_status, write_report_files
 from conformance.reporting import write_console

@@ -1,7 +1,7 @@
 """Recorded exchanges judged one by one by every rule one exchange can judge.
 
-The rules and their placing are the fuzzer's (:mod:`conformance.fuzz.bindings`,
-:func:`conformance.fuzz.reading.read`): the request's own body decides where an exchange is
+The rules and their placing are the fuzzer's (:mod:`conformance.bindings.binders`,
+:func:`conformance.bindings.reading.read`): the request's own body decides where an exchange is
 filed (streamed or not, ``n``, ``echo``, ``logprobs``, stop strings), and the rule's own check
 judges it. A valid request the server answered with an error (4xx / 5xx) is judged only as a
 refusal: its error body and Content-Type (the rules of the ``invalid`` binding, which judge a
@@ -18,9 +18,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
-from conformance.fuzz.bindings import Outcomes, binder_for
-from conformance.fuzz.reading import read, sample_of_exchange
-from conformance.fuzz.sample import NOT_JUDGED_STATUSES, Sample
+from conformance.bindings.binders import Outcomes, binder_for
+from conformance.bindings.reading import read, sample_of_exchange
+from conformance.bindings.sample import NOT_JUDGED_STATUSES, Sample
 from conformance.model import Finding, Level, Rule, RuleResult, Verdict, Violation
 from conformance.model.coverage import NOT_CLAIMED
 from conformance.probes.model import ProbeOutcome
@@ -169,7 +169,7 @@ class Judge:
     def _why_unjudged(self, rule: Rule) -> str:
         shape = "any valid completion" if rule.scan else f"the {rule.fuzz!r} binding"
         return (f"precondition not met: none of the {self.judged_exchanges} judged recorded "
-                f"exchanges has the shape it reads ({shape}: see conformance/fuzz/bindings.py)")
+                f"exchanges has the shape it reads ({shape}: see conformance/bindings/binders.py)")
 
     def notes(self) -> list[str]:
         """What was not judged, each kind in one line."""

@@ -35,7 +35,7 @@ class Registry:
         if (rule.fuzz is not None and self._fuzz_bindings is not None
                 and rule.fuzz not in self._fuzz_bindings):
             raise ValueError(f"rule {rule.id} names the fuzz binding {rule.fuzz!r}, which no "
-                             "binder registers (see conformance/fuzz/bindings.py)")
+                             "binder registers (see conformance/bindings/binders.py)")
         self._rules[rule.id] = rule
         return rule
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from conformance.fuzz.bindings import BINDERS
+from conformance.bindings.binders import BINDERS
 from conformance.model import Level, Registry, SourceKind
 
 CATALOG = Registry(fuzz_bindings=BINDERS)

@@ -34,7 +34,7 @@ def _requested(ctx: CheckContext) -> Iterator[tuple[str, str, JSON, str]]:
     none can be read).
 
     The probe records three (``l0``, ``ln``, ``ln_s``); a fuzzed exchange is filed as the one
-    it resembles (:mod:`conformance.fuzz.bindings`), so keys never recorded are passed over.
+    it resembles (:mod:`conformance.bindings.binders`), so keys never recorded are passed over.
     """
     prompt = str(ctx.note("logprobs", "prompt"))
     recorded = ctx.outcome("logprobs").requests

@@ -13,9 +13,9 @@ import requests
 import schemathesis
 
 import spec
+from conformance.bindings.sample import Sample
 from conformance.cli import main
 from conformance.fuzz.exchange import to_exchange
-from conformance.fuzz.sample import Sample
 from conformance.settings import Settings
 from conformance.validity import classify
 

@@ -8,7 +8,7 @@ from fuzz_support import chunk, completion, response, sample, settings, sse
 from schemathesis.checks import CHECKS
 
 import spec
-from conformance.fuzz.bindings import (
+from conformance.bindings.binders import (
     BINDERS,
     binder_for,
     echo_scored,

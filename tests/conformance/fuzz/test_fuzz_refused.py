@@ -14,7 +14,7 @@ import json
 import pytest
 from fuzz_support import MODEL, sample, settings
 
-from conformance.fuzz.bindings import binder_for
+from conformance.bindings.binders import binder_for
 from conformance.fuzz.bodies import Caps
 from conformance.fuzz.checks import FuzzRun, judge, select_rules
 from conformance.model import Rule

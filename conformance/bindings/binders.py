@@ -1,4 +1,4 @@
-"""Which catalog rules can judge one fuzzed exchange, and where to put it so they can.
+"""Which rules can judge one exchange (fuzzed or recorded), and where to put it so they can.
 
 A rule's check reads named probes (:class:`~conformance.check_context.CheckContext`). A
 ``scan`` rule judges every valid completion it is given, so one fuzzed exchange is simply a

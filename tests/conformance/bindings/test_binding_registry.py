@@ -1,12 +1,12 @@
-"""Fuzz bindings register by decorator, a shape taken twice is refused, and a rule naming a
-binding nobody registered is refused as the rule registers."""
+"""Bindings (what a rule's ``fuzz`` names) register by decorator, a shape taken twice is
+refused, and a rule naming a binding nobody registered is refused as the rule registers."""
 
 from __future__ import annotations
 
 import pytest
 
+from conformance.bindings.binders import BINDERS, binder, binder_for
 from conformance.check_context import CheckContext
-from conformance.fuzz.bindings import BINDERS, binder, binder_for
 from conformance.model import Level, NamedRegistry, Registry, SourceKind
 from conformance.rules import CATALOG
 

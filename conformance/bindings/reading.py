@@ -2,7 +2,7 @@
 
 :mod:`conformance.fuzz.checks` calls it for every fuzzed response, ``conformance judge``
 (:mod:`conformance.judge`) for every recorded exchange: the exchange, filed by the rule's
-binding (:mod:`.bindings`) where the rule's check reads, is judged by that check and nothing
+binding (:mod:`.binders`) where the rule's check reads, is judged by that check and nothing
 else, so the two never disagree about what a rule says. No schemathesis here.
 """
 
@@ -17,7 +17,7 @@ from conformance.transport import Exchange
 from conformance.validity import classify
 from conformance.views import StreamView
 
-from .bindings import Outcomes, binder_for
+from .binders import Outcomes, binder_for
 from .sample import Sample
 
 

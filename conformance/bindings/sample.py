@@ -1,5 +1,5 @@
-"""One fuzzed exchange with what the contract makes of its request: what a fuzz binding
-(:mod:`.bindings`) reads to decide where the exchange goes."""
+"""One exchange (fuzzed or recorded) with what the contract makes of its request: what a binding
+(:mod:`.binders`) reads to decide where the exchange goes."""
 
 from __future__ import annotations
 
