@@ -60,6 +60,14 @@ class TokenPromptRejected(Fault):
         return verdict
 
 
+def _holds_a_prompt_list(body: object) -> bool:
+    """Whether ``body`` asks for two or more text prompts at once (``"prompt": ["A", "B"]``):
+    the request that the prompt-list faults fail."""
+    prompt = body.get("prompt") if isinstance(body, dict) else None
+    return isinstance(prompt, list) and len(prompt) > 1 and all(
+        isinstance(p, str) for p in prompt)
+
+
 @register
 class PromptList500(Fault):
     name = "prompt-list-500"
@@ -71,14 +79,10 @@ class PromptList500(Fault):
     hook = "validation"
 
     def judge(self, verdict: Verdict, ctx: FaultContext) -> Verdict:
-        body = verdict.body
-        prompt = body.get("prompt") if isinstance(body, dict) else None
-        if verdict.error is None and isinstance(prompt, list) and len(prompt) > 1 and all(
-            isinstance(p, str) for p in prompt
-        ):
+        if verdict.error is None and _holds_a_prompt_list(verdict.body):
             error = ApiError(500, "Internal server error: prompt lists are not supported.",
                              type=SERVER_ERROR, code="internal_error")
-            return Verdict(body, error)
+            return Verdict(verdict.body, error)
         return verdict
 
 
@@ -336,13 +340,9 @@ class UpstreamDownPage(Fault):
     hook = "validation"
 
     def judge(self, verdict: Verdict, ctx: FaultContext) -> Verdict:
-        body = verdict.body
-        prompt = body.get("prompt") if isinstance(body, dict) else None
-        if verdict.error is None and isinstance(prompt, list) and len(prompt) > 1 and all(
-            isinstance(p, str) for p in prompt
-        ):
+        if verdict.error is None and _holds_a_prompt_list(verdict.body):
             page = _GatewayPage(
                 503, "upstream request failed: connect ECONNREFUSED 127.0.0.1:8000",
                 type=SERVER_ERROR, headers={"Retry-After": "0"})
-            return Verdict(body, page)
+            return Verdict(verdict.body, page)
         return verdict
