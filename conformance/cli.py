@@ -77,9 +77,7 @@ def _parser() -> argparse.ArgumentParser:
                         help="accepted deviations: a previous JSON report, or the YAML "
                         "`conformance baseline REPORT.json` writes; exit 0 while every failure "
                         "is accepted, 1 on one that is not (the reports are unchanged)")
-    reports = add_report_arguments(run)
-    reports.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
-    reports.add_argument("-v", "--verbose", action="store_true", help="also list skipped rules")
+    add_report_arguments(run)
     from conformance.fuzz.cli import add_parser as add_fuzz_parser
 
     add_fuzz_parser(commands)
