@@ -36,7 +36,7 @@ from spec import JSON
 
 from .base import API, MUST, OPENAI_WIRE, SCHEMAS, rule
 from .common import assembled, choice_of, choices_of, judgeable, text_of, usage_of
-from .samplers import min_tokens_held
+from .shared_checks import min_tokens_held
 
 REQUEST = f"{SCHEMAS}/CompletionRequest/properties"
 VLLM_REQUEST = f"{SCHEMAS}/VllmCompletionRequest/properties"

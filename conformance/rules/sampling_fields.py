@@ -25,7 +25,7 @@ from spec import JSON
 
 from .base import FRIENDLI_WIRE, MUST, SCHEMAS, SHOULD, SPEC, rule
 from .common import choice_of, text_of
-from .samplers import sampled_is_greedy
+from .shared_checks import sampled_is_greedy
 
 FRIENDLI_REQUEST = f"{SCHEMAS}/FriendliCompletionRequest/properties"
 
