@@ -1,9 +1,9 @@
 """Judgements several rule areas make alike: tokens that spell a text, a sampled answer that
-is the greedy one, min_tokens held, an integer a probe sent.
+is the greedy one, min_tokens held, max_tokens overrun, an integer a probe sent.
 
 :mod:`.common` holds the readers (choices, usage, streams); this module holds the parts of a
-check that more than one area makes (logprobs and echo; FriendliAI's samplers, its sampling
-fields and vLLM's extensions), so that no area imports another.
+check that more than one area makes (logprobs and echo; params and finish; FriendliAI's
+samplers, its sampling fields and vLLM's extensions), so that no area imports another.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from conformance.check_context import CheckContext
 from conformance.model import NotApplicable, Violation
 from conformance.probes.samplers import BASELINES, MAX_TOKENS
-from conformance.views import compact, integer, joined_text_matches
+from conformance.views import compact, integer, joined_text_matches, logprob_arrays
 from spec import JSON
 
 from .common import choice_of, text_of, usage_of
@@ -55,3 +55,30 @@ def sampled_is_greedy(ctx: CheckContext, probe: str, knob: str) -> None:
             expected=greedy, actual=sampled, path="choices[0].text",
             exchange=f"{probe}/sampled", evidence=compact(sampled),
         )
+
+
+MAX_TOKENS_RUNS = (("length", "short"), ("greedy", "ns"))
+"""The runs PARAMS-007 judges: max_tokens 3, and the greedy run's --max-tokens."""
+
+
+def generated_count(ctx: CheckContext, probe: str, key: str) -> int:
+    """The larger of usage's completion_tokens and the logprobs tokens' count."""
+    choice = choice_of(ctx, probe, key)
+    completion = usage_of(ctx, probe, key)[1]
+    arrays = logprob_arrays(choice.get("logprobs"))
+    return max(completion, len(arrays["tokens"]) if arrays else 0)
+
+
+def max_tokens_overrun(ctx: CheckContext) -> str | None:
+    """Where PARAMS-007 finds more tokens than max_tokens (``length/short: 4 tokens for
+    max_tokens 3``), for the rules that need max_tokens honoured to name it only when it
+    fails; None when it finds none or cannot judge."""
+    for probe, key in MAX_TOKENS_RUNS:
+        try:
+            limit = ctx.request(probe, key).get("max_tokens")
+            generated = generated_count(ctx, probe, key) if isinstance(limit, int) else 0
+        except NotApplicable:
+            continue
+        if isinstance(limit, int) and generated > limit:
+            return f"{probe}/{key}: {generated} tokens for max_tokens {limit}"
+    return None
