@@ -23,7 +23,7 @@ from mockserver import MockConfig, create_app, sse
 from mockserver.http import generate
 from mockserver.http.answer_bytes import complete_rendered, render_by_choice
 from mockserver.http.cache import MAX_ENTRY_UNITS, ResultCache, completion_units
-from mockserver.http.offload import Offload, Stopped
+from mockserver.http.engine_threads import Offload, Stopped
 from mockserver.http.state import CACHE, OFFLOAD
 from mockserver.wire import Identity, completion_body
 from procutil import heap
