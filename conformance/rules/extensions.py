@@ -20,7 +20,8 @@ token stays in the output ("unless the stop tokens are special tokens"), vLLM's 
 it out, so EXT-003 takes either.
 
 A rule here runs for a profile that claims the extension's feature (``spec/profiles/vllm.yaml``
-claims them); FriendliAI's wire has its own rules for the fields it shares (``samplers.py``).
+claims them); FriendliAI's wire has its own rules for the fields it shares
+(``samplers_huggingface.py``).
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ import re
 from conformance.check_context import CheckContext
 from conformance.model import NotApplicable, Violation
 from conformance.probes.extensions import PROMPT_LOGPROBS
-from conformance.probes.samplers import MAX_TOKENS
+from conformance.probes.samplers_huggingface import MAX_TOKENS
 from conformance.views import compact
 from spec import JSON
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from conformance.check_context import CheckContext
 from conformance.model import NotApplicable, Violation
-from conformance.probes.samplers import BASELINES
+from conformance.probes.samplers_huggingface import BASELINES
 from conformance.probes.sampling_fields import PENALTY
 from conformance.views import compact
 from spec import JSON

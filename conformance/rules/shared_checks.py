@@ -12,7 +12,7 @@ from collections.abc import Sequence
 
 from conformance.check_context import CheckContext
 from conformance.model import NotApplicable, Violation
-from conformance.probes.samplers import BASELINES, MAX_TOKENS
+from conformance.probes.samplers_huggingface import BASELINES, MAX_TOKENS
 from conformance.views import compact, integer, joined_text_matches, logprob_arrays
 from spec import JSON
 

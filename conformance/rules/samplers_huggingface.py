@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from conformance.check_context import CheckContext
 from conformance.model import NotApplicable, Violation
-from conformance.probes.samplers import BASELINES, MAX_TOKENS, MIN_TOKENS, NGRAM
+from conformance.probes.samplers_huggingface import BASELINES, MAX_TOKENS, MIN_TOKENS, NGRAM
 from conformance.views import compact
 from spec import JSON
 
