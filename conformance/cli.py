@@ -22,9 +22,9 @@ from conformance.embedded import EmbeddedMockError
 from conformance.given_options import given_options
 from conformance.rules import CATALOG
 from conformance.runner import execute
-from conformance.transport.heap import return_large_blocks
+from procutil.broken_pipe import quiet_on_broken_pipe
+from procutil.heap import fix_mmap_threshold
 
-from .broken_pipe import quiet_on_broken_pipe
 from .compare.matrix_cli import add_matrix_parser, run_matrix
 from .diagnosis import refused_run
 from .errors import HarnessError, UsageError
@@ -77,9 +77,7 @@ def _parser() -> argparse.ArgumentParser:
                         help="accepted deviations: a previous JSON report, or the YAML "
                         "`conformance baseline REPORT.json` writes; exit 0 while every failure "
                         "is accepted, 1 on one that is not (the reports are unchanged)")
-    reports = add_report_arguments(run)
-    reports.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
-    reports.add_argument("-v", "--verbose", action="store_true", help="also list skipped rules")
+    add_report_arguments(run)
     from conformance.fuzz.cli import add_parser as add_fuzz_parser
 
     add_fuzz_parser(commands)
@@ -200,7 +198,7 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None,
     if args.command in ("run", "fuzz", "judge"):  # what the reports echo of how the run was made
         bare = [args.command] + (["-"] if args.command == "judge" else [])
         args.given = given_options(args, _parser().parse_args(bare))
-    return_large_blocks()  # what the limits bound is what the process holds (transport/heap)
+    fix_mmap_threshold()  # what the limits bound is what the process holds (procutil/heap)
     try:
         if args.command == "list":
             return _list(args, out)

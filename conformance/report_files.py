@@ -11,10 +11,14 @@ from typing import TextIO
 from conformance.compare.baseline import Baseline, exit_code_with, judge_against, outcome_lines
 from conformance.model import RunResult
 
+QUIET_HELP = "no progress on stderr"
 
-def add_report_arguments(parser: argparse.ArgumentParser) -> argparse._ArgumentGroup:
-    """The ``reports`` group of a command that writes a run's reports (the flags
-    :func:`write_report_files` reads); the command adds its own ``-q`` / ``-v`` to it."""
+
+def add_report_arguments(parser: argparse.ArgumentParser, *, quiet_help: str = QUIET_HELP,
+                         verbose: bool = True) -> argparse._ArgumentGroup:
+    """The ``reports`` group of a command that writes a run's reports: the flags
+    :func:`write_report_files` reads, then ``-q`` (``quiet_help`` says what it silences) and,
+    with ``verbose``, ``-v`` (the console report also lists skipped rules)."""
     reports = parser.add_argument_group("reports")
     reports.add_argument("--json", metavar="FILE", help="write the JSON report")
     reports.add_argument("--junit-xml", metavar="FILE", help="write a JUnit XML report")
@@ -22,6 +26,10 @@ def add_report_arguments(parser: argparse.ArgumentParser) -> argparse._ArgumentG
     reports.add_argument("--markdown", metavar="FILE",
                          help="write a Markdown summary (it is also appended to "
                          "$GITHUB_STEP_SUMMARY whenever that is set, as on GitHub Actions)")
+    reports.add_argument("-q", "--quiet", action="store_true", help=quiet_help)
+    if verbose:
+        reports.add_argument("-v", "--verbose", action="store_true",
+                             help="also list skipped rules")
     return reports
 
 

@@ -30,9 +30,9 @@ from .contracts import route_table
 from .faults import ActiveFaults, Chaos, parse_fault_names
 from .http import completions, handlers, tokenize, tokenizer_files
 from .http.cache import ResultCache
+from .http.engine_threads import Offload
 from .http.latency import Latency
 from .http.middleware import errors, gate, rate_limit_headers
-from .http.offload import Offload
 from .http.ratelimit import RateLimiter
 from .http.state import (
     CACHE,

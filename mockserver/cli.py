@@ -12,7 +12,8 @@ import argparse
 import asyncio
 import sys
 
-from .broken_pipe import quiet_on_broken_pipe
+from procutil.broken_pipe import quiet_on_broken_pipe
+
 from .config import (
     API_KEYS_ENV,
     DEFAULT_HOST,

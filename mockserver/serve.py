@@ -11,7 +11,8 @@ from typing import Any
 
 from aiohttp import web
 
-from . import heap
+from procutil import heap
+
 from .app import create_app
 from .config import MockConfig
 from .contracts import BUILT_IN

@@ -24,7 +24,8 @@ from typing import Any, Literal
 
 from aiohttp import web
 
-from . import heap
+from procutil import heap
+
 from .app import create_app
 from .config import MockConfig
 from .logs import quiet_protocol_noise

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-PACKAGES = ("spec", "reference_engine", "mockserver", "conformance")
+PACKAGES = ("spec", "reference_engine", "mockserver", "conformance", "procutil")
 
 
 def _modules() -> dict[str, Path]:
@@ -173,12 +173,14 @@ def test_imports_are_resolved() -> None:
 LAYERS = {
     "spec": set(),
     "reference_engine": set(),
-    "mockserver": {"spec", "reference_engine"},
-    "conformance": {"spec"},
+    "procutil": set(),
+    "mockserver": {"spec", "reference_engine", "procutil"},
+    "conformance": {"spec", "procutil"},
 }
 """The packages each package may import: the harness tests any server over HTTP and never
 imports the mock or the engine (it starts the mock as a child process); the mock serves the
-contract on the engine; the contract and the engine stand alone."""
+contract on the engine; the contract and the engine stand alone, and so does the process
+plumbing both commands share (``procutil``: quiet broken pipes, the C heap)."""
 
 
 def test_each_package_imports_only_the_packages_below_it() -> None:

@@ -104,10 +104,9 @@ def add_parser(commands: argparse._SubParsersAction) -> argparse.ArgumentParser:
                         help="accepted deviations: a previous JSON report (of fuzz or run), or "
                         "the YAML `conformance baseline REPORT.json` writes; exit 0 while every "
                         "finding is accepted, 1 on one that is not (the reports are unchanged)")
-    reports = add_report_arguments(fuzz_parser)
-    reports.add_argument("-q", "--quiet", action="store_true",
-                         help="no progress on stderr (by default a status line redrawn in place "
-                         "on a terminal, one line per phase otherwise)")
+    add_report_arguments(fuzz_parser, verbose=False,
+                         quiet_help="no progress on stderr (by default a status line redrawn "
+                         "in place on a terminal, one line per phase otherwise)")
     return fuzz_parser
 
 

@@ -80,9 +80,7 @@ def add_parser(commands: argparse._SubParsersAction) -> argparse.ArgumentParser:
     what.add_argument("--baseline", metavar="FILE",
                       help="accepted deviations (a previous JSON report, or the YAML "
                       "`conformance baseline` writes): exit 0 while every failure is accepted")
-    reports = add_report_arguments(parser)
-    reports.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
-    reports.add_argument("-v", "--verbose", action="store_true", help="also list skipped rules")
+    add_report_arguments(parser)
     return parser
 
 

@@ -18,7 +18,7 @@ from spec import JSON
 
 from .model import ProbeSession, ok_json
 from .registry import probe
-from .samplers import ENDING_PROMPT, LOOPING_PROMPT, MAX_TOKENS
+from .samplers_huggingface import ENDING_PROMPT, LOOPING_PROMPT, MAX_TOKENS
 
 TOKEN_NAMES = "token-id-names"
 PROMPT_LOGPROBS = 2

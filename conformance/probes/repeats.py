@@ -3,12 +3,12 @@
 ``presence_penalty`` and ``frequency_penalty`` lower the logits of tokens already generated
 (``PresencePenalty`` / ``FrequencyPenalty`` in ``spec/completions.yaml``): they change a greedy
 answer only where it would repeat a token. Whether a model repeats one within
-:data:`~conformance.probes.samplers.MAX_TOKENS` tokens of :data:`LOOPING_PROMPT` depends on the
-model (the lab's tiny model answers one 12-token sentence), so when it does not, the same prompt
-is tried for :data:`LONGER` times ``--max-tokens``, then :data:`PHRASE_PROMPT`, a phrase
-repeated, which invites the model to repeat it too. Every try is one request of the run's
-budget; the ones after the first are auxiliary (they look for an answer to judge, they are not
-judged).
+:data:`~conformance.probes.samplers_huggingface.MAX_TOKENS` tokens of :data:`LOOPING_PROMPT`
+depends on the model (the lab's tiny model answers one 12-token sentence), so when it does not,
+the same prompt is tried for :data:`LONGER` times ``--max-tokens``, then :data:`PHRASE_PROMPT`,
+a phrase repeated, which invites the model to repeat it too. Every try is one request of the
+run's budget; the ones after the first are auxiliary (they look for an answer to judge, they are
+not judged).
 
 A repeat is read from the answer's logprobs tokens or, when they name none (llama.cpp's server
 answers ``logprobs: 0`` with no logprobs object), from the ids the server's tokenizer endpoint
@@ -25,7 +25,7 @@ from spec import JSON
 
 from .logprob_tokens import generated_tokens
 from .model import ProbeSession, first_choice
-from .samplers import LOOPING_PROMPT, MAX_TOKENS
+from .samplers_huggingface import LOOPING_PROMPT, MAX_TOKENS
 from .token_ids import generated_ids
 
 LONGER = 4

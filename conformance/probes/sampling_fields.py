@@ -14,7 +14,7 @@ the same way every time:
   :data:`MAX_TOKENS`) with logprobs, and the same request with each penalty at its largest,
   2.0 (both wires; three requests);
 * ``top-k``, ``bad-words``, ``forced-output`` (FriendliAI): beside the greedy baselines of
-  :mod:`conformance.probes.samplers`, whose token ids name what is banned or forced.
+  :mod:`conformance.probes.samplers_huggingface`, whose token ids name what is banned or forced.
 
 ``xtc_threshold`` / ``xtc_probability`` have no probe: XTC removes the most likely tokens only
 when a draw says so and only where two pass the threshold, so what it must change depends on the
@@ -32,7 +32,7 @@ from .model import ProbeSession, first_choice
 from .prompts import SAMPLING_TEMPERATURE, SEED
 from .registry import probe
 from .repeats import repeating_greedy
-from .samplers import BASELINES, LOOPING_PROMPT, MAX_TOKENS
+from .samplers_huggingface import BASELINES, LOOPING_PROMPT, MAX_TOKENS
 
 PENALTY = 2.0
 """The largest penalty OpenAI's range (-2.0 to 2.0) allows: a repeated token loses 2 logits."""

@@ -15,7 +15,7 @@ from conformance.views import compact, joined_bytes, logprob_arrays
 
 from .base import BUGS, MUST, OPENAI_WIRE, SCHEMAS, SPEC, rule
 from .common import assembled, choice_of, judgeable, no_arrays, text_of, usage_of
-from .logprobs import tokens_spell_text
+from .shared_checks import tokens_spell_text
 
 ECHO = f"{SCHEMAS}/CompletionRequest/properties/echo"
 

@@ -20,7 +20,8 @@ token stays in the output ("unless the stop tokens are special tokens"), vLLM's 
 it out, so EXT-003 takes either.
 
 A rule here runs for a profile that claims the extension's feature (``spec/profiles/vllm.yaml``
-claims them); FriendliAI's wire has its own rules for the fields it shares (``samplers.py``).
+claims them); FriendliAI's wire has its own rules for the fields it shares
+(``samplers_huggingface.py``).
 """
 
 from __future__ import annotations
@@ -30,13 +31,13 @@ import re
 from conformance.check_context import CheckContext
 from conformance.model import NotApplicable, Violation
 from conformance.probes.extensions import PROMPT_LOGPROBS
-from conformance.probes.samplers import MAX_TOKENS
+from conformance.probes.samplers_huggingface import MAX_TOKENS
 from conformance.views import compact
 from spec import JSON
 
 from .base import API, MUST, OPENAI_WIRE, SCHEMAS, rule
 from .common import assembled, choice_of, choices_of, judgeable, text_of, usage_of
-from .samplers import min_tokens_held
+from .shared_checks import min_tokens_held
 
 REQUEST = f"{SCHEMAS}/CompletionRequest/properties"
 VLLM_REQUEST = f"{SCHEMAS}/VllmCompletionRequest/properties"

@@ -22,7 +22,7 @@ from spec import JSON
 
 from .base import BUGS, MUST, SCHEMAS, SPEC, rule
 from .common import choice_of, finish_values, responses, sound_streams, text_of
-from .params import max_tokens_overrun
+from .shared_checks import max_tokens_overrun
 
 
 def _entries(view: StreamView) -> list[tuple[int, dict[str, JSON], Payload]]:

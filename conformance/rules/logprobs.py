@@ -13,19 +13,16 @@ from collections.abc import Callable, Iterator, Sequence
 
 from conformance.check_context import CheckContext
 from conformance.model import HarnessProblem, NotApplicable, Violation
-from conformance.views import char_offsets, compact, joined_text_matches, logprob_arrays
+from conformance.views import char_offsets, compact, logprob_arrays
 from spec import JSON
 
 from .base import BUGS, MUST, SCHEMAS, SPEC, rule
 from .common import assembled, choice_of, judgeable, no_arrays, text_of
+from .shared_checks import tokens_spell_text
 
 LOGPROBS = f"{SCHEMAS}/Logprobs"
 OBJECT = f"{SCHEMAS}/LogprobsObject"
 Arrays = dict[str, list[JSON]]
-
-
-def tokens_spell_text(tokens: Sequence[JSON], text: str) -> bool:
-    return all(isinstance(t, str) for t in tokens) and joined_text_matches(tokens, text)  # type: ignore[arg-type]
 
 
 def _requested(ctx: CheckContext) -> Iterator[tuple[str, str, JSON, str]]:

@@ -18,6 +18,7 @@ from spec import JSON
 
 from .base import BUGS, MUST, OPENAI_WIRE, SCHEMAS, SHOULD, SPEC, rule
 from .common import choice_of, choices_of, text_of, usage_of
+from .shared_checks import MAX_TOKENS_RUNS, generated_count
 
 REQUEST = f"{SCHEMAS}/CompletionRequest/properties"
 
@@ -281,7 +282,7 @@ def max_tokens_honoured(ctx: CheckContext) -> None:
         if not isinstance(limit, int):
             continue
         choice = choice_of(ctx, probe, key)
-        generated = _generated_count(ctx, probe, key)
+        generated = generated_count(ctx, probe, key)
         if generated > limit:
             raise Violation(
                 f"more than max_tokens {limit} tokens were generated",
@@ -290,30 +291,3 @@ def max_tokens_honoured(ctx: CheckContext) -> None:
                 evidence=compact(ctx.response(probe, key).get("usage")),
             )
         _ = text_of(choice, f"{probe}/{key}")
-
-
-MAX_TOKENS_RUNS = (("length", "short"), ("greedy", "ns"))
-"""The runs PARAMS-007 judges: max_tokens 3, and the greedy run's --max-tokens."""
-
-
-def _generated_count(ctx: CheckContext, probe: str, key: str) -> int:
-    """The larger of usage's completion_tokens and the logprobs tokens' count."""
-    choice = choice_of(ctx, probe, key)
-    completion = usage_of(ctx, probe, key)[1]
-    arrays = logprob_arrays(choice.get("logprobs"))
-    return max(completion, len(arrays["tokens"]) if arrays else 0)
-
-
-def max_tokens_overrun(ctx: CheckContext) -> str | None:
-    """Where PARAMS-007 finds more tokens than max_tokens (``length/short: 4 tokens for
-    max_tokens 3``), for the rules that need max_tokens honoured to name it only when it
-    fails; None when it finds none or cannot judge."""
-    for probe, key in MAX_TOKENS_RUNS:
-        try:
-            limit = ctx.request(probe, key).get("max_tokens")
-            generated = _generated_count(ctx, probe, key) if isinstance(limit, int) else 0
-        except NotApplicable:
-            continue
-        if isinstance(limit, int) and generated > limit:
-            return f"{probe}/{key}: {generated} tokens for max_tokens {limit}"
-    return None

@@ -18,14 +18,14 @@ from __future__ import annotations
 
 from conformance.check_context import CheckContext
 from conformance.model import NotApplicable, Violation
-from conformance.probes.samplers import BASELINES
+from conformance.probes.samplers_huggingface import BASELINES
 from conformance.probes.sampling_fields import PENALTY
 from conformance.views import compact
 from spec import JSON
 
 from .base import FRIENDLI_WIRE, MUST, SCHEMAS, SHOULD, SPEC, rule
 from .common import choice_of, text_of
-from .samplers import sampled_is_greedy
+from .shared_checks import sampled_is_greedy
 
 FRIENDLI_REQUEST = f"{SCHEMAS}/FriendliCompletionRequest/properties"
 

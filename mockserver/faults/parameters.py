@@ -152,15 +152,6 @@ class BestOfIgnored(FieldsIgnored):
 
 
 @register
-class LogitBiasIgnored(FieldsIgnored):
-    name = "logit-bias-ignored"
-    description = "`logit_bias` is accepted and ignored."
-    breaks = "logit_bias -100 bans a token and +100 forces it."
-    wires = OPENAI
-    ignored = ("logit_bias",)
-
-
-@register
 class ResponseFormatIgnored(FieldsIgnored):
     name = "response-format-ignored"
     description = "FriendliAI's `response_format` is accepted and ignored: the output is free text."
@@ -202,39 +193,3 @@ class StreamDiffers(_BodyFault):
             base = seed if _is_int(seed) else ctx.rng.randrange(SEED_SPACE)
             body["seed"] = (base + 1_000_003) % SEED_SPACE
         return body
-
-
-@register
-class MinTokensIgnored(FieldsIgnored):
-    name = "min-tokens-ignored"
-    description = "`min_tokens` (FriendliAI, vLLM) and `min_total_tokens` are accepted and ignored."
-    breaks = "Generation does not end before min_tokens (or min_total_tokens) are reached."
-    wires = FRIENDLI | OPENAI
-    ignored = ("min_tokens", "min_total_tokens")
-
-
-@register
-class NoRepeatNgramIgnored(FieldsIgnored):
-    name = "no-repeat-ngram-ignored"
-    description = "FriendliAI's `no_repeat_ngram` is accepted and ignored."
-    breaks = "With no_repeat_ngram N, no N-gram of token ids occurs twice."
-    wires = FRIENDLI
-    ignored = ("no_repeat_ngram",)
-
-
-@register
-class RepetitionPenaltyIgnored(FieldsIgnored):
-    name = "repetition-penalty-ignored"
-    description = "`repetition_penalty` is accepted and ignored."
-    breaks = "A repetition penalty lowers the score of tokens that already occurred."
-    wires = FRIENDLI
-    ignored = ("repetition_penalty",)
-
-
-@register
-class MinPIgnored(FieldsIgnored):
-    name = "min-p-ignored"
-    description = "`min_p` is accepted and ignored."
-    breaks = "min_p drops tokens less likely than min_p times the most likely one."
-    wires = FRIENDLI
-    ignored = ("min_p",)

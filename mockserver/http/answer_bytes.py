@@ -23,8 +23,8 @@ from ..faults import ActiveFaults, FaultContext
 from ..sse import encode_json, encode_json_by_choice, splice_choices
 from ..wire import Identity, Wire, completion_body
 from .cache import choice_units
-from .offload import checked
-from .sizing import heavy_answer
+from .engine_threads import checked
+from .off_loop_thresholds import heavy_answer
 
 
 def render_by_choice(completion: Completion, identity: Identity, *, wire: Wire,
@@ -38,7 +38,8 @@ def render_by_choice(completion: Completion, identity: Identity, *, wire: Wire,
 def render(completion: Completion, identity: Identity, *, wire: Wire, suffix: str | None,
            faults: ActiveFaults, ctx: FaultContext) -> bytes:
     """``completion``'s body through the ``payload`` faults; one choice at a time when it is
-    heavy (``sizing.heavy_answer``) -- the caller then runs this on the engine's threads."""
+    heavy (``off_loop_thresholds.heavy_answer``) -- the caller then runs this on the engine's
+    threads."""
     heavy = heavy_answer(completion)
     if heavy and not faults:
         return render_by_choice(completion, identity, wire=wire, suffix=suffix)

@@ -20,12 +20,12 @@ from reference_engine import Engine
 from reference_engine.request import GenerationRequest
 from reference_engine.results import Completion, Event, Usage
 
-from . import sizing
+from . import off_loop_thresholds
 from .answer_bytes import complete_rendered
+from .budgeted_jobs import off_loop
 from .cache import MAX_ENTRY_UNITS
+from .engine_threads import checked
 from .intake import Plan
-from .jobs import off_loop
-from .offload import checked
 from .state import CACHE, ENGINE, REQUEST_STATE
 
 
@@ -69,7 +69,7 @@ async def whole(request: web.Request, plan: Plan) -> Completion | Rendered:
     completion = cache.completion(plan.key)
     if completion is None:
         generation = plan.generation
-        if plan.large or sizing.off_loop(generation, engine):
+        if plan.large or off_loop_thresholds.off_loop(generation, engine):
             completion = await off_loop(
                 request, lambda stop: complete(engine, generation, stop))
         else:
@@ -88,7 +88,7 @@ async def events(request: web.Request, plan: Plan) -> Source:
     if replay is not None:
         return Source(iter(replay), _nothing, plan.large)
     generation = plan.generation
-    large = plan.large or sizing.off_loop(generation, engine)
+    large = plan.large or off_loop_thresholds.off_loop(generation, engine)
     if large:  # tokenizing all prompts is the eager part
         source = await off_loop(request, lambda stop: engine.stream(generation))
     else:

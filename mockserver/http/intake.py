@@ -25,15 +25,15 @@ from spec import JSON
 from ..errors import ApiError
 from ..faults import Verdict
 from ..wire import Identity, Wire, WireOptions, build_request
-from . import sizing
+from . import off_loop_thresholds
 from .body import parse_json, read_body
+from .budgeted_jobs import maybe_off_loop
 from .cache import Answer, AnswerKey, CacheKey
-from .jobs import maybe_off_loop
 from .prompt_size import check_prompt_chars
 from .state import CACHE, CHAOS, CONFIG, ENGINE, LIMITER, REQUEST_STATE, validator
 
 OFF_LOOP_BODY_BYTES = 64 * 1024
-"""Bodies larger than this are parsed and validated on the engine's threads (``offload``)."""
+"""Bodies larger than this are parsed and validated on the engine's threads (``engine_threads``)."""
 How = Literal["stream", "rendered", "completion"]
 """``stream``: events as they are generated. ``rendered``: a large request no fault touches,
 generated and rendered prompt by prompt on the engine's threads. ``completion``: the whole
@@ -110,7 +110,7 @@ async def take(request: web.Request) -> Answer | Plan:
     if options.stream:
         how: How = "stream"
     elif (not state.faults and not app[CACHE].has_completion(key)
-          and (large or sizing.off_loop(generation, engine))):
+          and (large or off_loop_thresholds.off_loop(generation, engine))):
         how = "rendered"
     else:
         how = "completion"

@@ -26,12 +26,12 @@ from ..faults import AbortConnection, Write
 from ..variants import ActiveVariants, StreamContext
 from ..wire import Identity, identity_prefix, stream_chunks, stream_frames
 from .answer_bytes import render
+from .budgeted_jobs import batches, maybe_off_loop
 from .cache import Answer
 from .generate import Rendered, Source
 from .intake import Plan
-from .jobs import batches, maybe_off_loop
+from .off_loop_thresholds import heavy_answer
 from .ratelimit import Admission
-from .sizing import heavy_answer
 from .state import CACHE, LATENCY, LIMITER, REQUEST_STATE
 from .streaming import send_stream
 

@@ -15,8 +15,8 @@ from ..validation import RequestValidator
 from ..variants import ActiveVariants
 from ..wire.formats import Wire
 from .cache import ResultCache
+from .engine_threads import Offload
 from .latency import Latency
-from .offload import Offload
 from .ratelimit import Admission, RateLimiter
 
 

@@ -23,8 +23,8 @@ from .. import sse
 from ..errors import ApiError, server_error
 from ..faults import AbortConnection, ActiveFaults, FaultContext, Write
 from ..sse import Frame
+from .engine_threads import check
 from .latency import Latency, is_token_frame
-from .offload import check
 
 log = logging.getLogger("mockserver")
 OffLoop = Callable[[Callable[[threading.Event], list[Frame | bytes]]],

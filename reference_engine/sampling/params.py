@@ -244,21 +244,20 @@ class SamplingParams:
         put(self, "response_format", _response_format(self.response_format))
         put(self, "response_schema", _response_schema(self.response_format, self.response_schema))
         put(self, "allowed_token_ids", _allowed_token_ids(self.allowed_token_ids))
+        edits_logits = self._edits_logits
+        put(self, "has_logit_processors", edits_logits or self.constrained)
+        put(self, "grammar_only", self.constrained and not edits_logits)
         put(
             self,
-            "has_logit_processors",
-            bool(
-                self.logit_bias
-                or self.bad_word_tokens
-                or self.no_repeat_ngram > 1
-                or self.repetition_penalty != 1.0
-                or self.presence_penalty != 0.0
-                or self.frequency_penalty != 0.0
-                or self.allowed_token_ids is not None
-                or self.constrained
-            ),
+            "truncates",
+            self.top_k > 0 or self.top_p < 1.0 or self.min_p > 0.0 or self.xtc_active,
         )
-        put(self, "grammar_only", self.constrained and not (
+
+    @property
+    def _edits_logits(self) -> bool:
+        """A logit processor other than the grammar and min_tokens is on (bias, bad words,
+        n-gram blocking, penalties, the whitelist): the one list both derived flags read."""
+        return bool(
             self.logit_bias
             or self.bad_word_tokens
             or self.no_repeat_ngram > 1
@@ -266,11 +265,6 @@ class SamplingParams:
             or self.presence_penalty != 0.0
             or self.frequency_penalty != 0.0
             or self.allowed_token_ids is not None
-        ))
-        put(
-            self,
-            "truncates",
-            self.top_k > 0 or self.top_p < 1.0 or self.min_p > 0.0 or self.xtc_active,
         )
 
     @property

@@ -6,7 +6,7 @@ import os
 import subprocess
 import sys
 
-from conformance.broken_pipe import BROKEN_PIPE_STATUS
+from procutil.broken_pipe import BROKEN_PIPE_STATUS
 
 
 def into_a_closed_pipe(*argv: str) -> subprocess.CompletedProcess[str]:

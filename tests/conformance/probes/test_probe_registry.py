@@ -38,7 +38,7 @@ def test_every_probe_module_is_found_without_a_list() -> None:
     modules = {module.name for module in pkgutil.iter_modules(probes_package.__path__)}
     registering = {PROBES[name].run.__module__.rsplit(".", 1)[-1] for name in PROBES}
     assert registering <= modules
-    assert {"core", "errors", "extensions", "friendli", "params", "samplers",
+    assert {"core", "errors", "extensions", "friendli", "params", "samplers_huggingface",
             "sampling_fields", "structured", "text"} <= registering
 
 

@@ -20,6 +20,7 @@ from collections.abc import Awaitable, Callable
 
 import pytest
 from harness_support import settings_for
+from raw_server import read_request, serve_raw
 
 from conformance.model import RunResult
 from conformance.rules import CATALOG
@@ -84,39 +85,17 @@ async def endless_json(body: bytes, writer: asyncio.StreamWriter) -> None:
 
 
 async def against(answer: Answer, limits: Limits = LIMITS) -> RunResult:
-    tasks: set[asyncio.Task[None]] = set()
-
     async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        task = asyncio.current_task()
-        if task is not None:
-            tasks.add(task)
-        try:
-            request = await reader.readuntil(b"\r\n\r\n")
-            body = b""
-            for line in request.split(b"\r\n"):
-                if line.lower().startswith(b"content-length:"):
-                    body = await reader.readexactly(int(line.split(b":", 1)[1]))
-            if request.startswith(b"GET "):
-                writer.write(head(b"application/json", len(MODELS)) + MODELS)
-                await writer.drain()
-            else:
-                await answer(body, writer)
-        except (ConnectionError, asyncio.CancelledError, asyncio.IncompleteReadError):
-            pass
-        finally:
-            writer.close()
+        request, body = await read_request(reader)
+        if request.startswith(b"GET "):
+            writer.write(head(b"application/json", len(MODELS)) + MODELS)
+            await writer.drain()
+        else:
+            await answer(body, writer)
 
-    server = await asyncio.start_server(handle, "127.0.0.1", 0)
-    port = server.sockets[0].getsockname()[1]
-    try:
-        settings = settings_for(f"http://127.0.0.1:{port}/v1", "openai", limits=limits)
+    async with serve_raw(handle) as base:
+        settings = settings_for(f"{base}/v1", "openai", limits=limits)
         return await execute(settings, CATALOG.select(profile=settings.profile))
-    finally:
-        server.close()
-        for task in list(tasks):
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
-        await server.wait_closed()
 
 
 @pytest.fixture(scope="module")

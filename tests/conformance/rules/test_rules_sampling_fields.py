@@ -8,7 +8,7 @@ from harness_support import MODEL, json_exchange, rule
 
 import spec
 from conformance.probes import ProbeOutcome
-from conformance.probes.samplers import BASELINES
+from conformance.probes.samplers_huggingface import BASELINES
 from conformance.probes.sampling_fields import first_word
 from conformance.runner import evaluate
 from conformance.settings import Settings

@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 from harness_support import peak_rss_kib, settings_for
+from raw_server import read_request, serve_raw
 
 from conformance.model import RunResult
 from conformance.rules import CATALOG
@@ -82,35 +83,14 @@ CASES: dict[str, tuple[Writer, str]] = {
 
 
 async def against(body: Writer) -> RunResult:
-    tasks: set[asyncio.Task[None]] = set()
-
     async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        task = asyncio.current_task()
-        if task is not None:
-            tasks.add(task)
-        try:
-            head = await reader.readuntil(b"\r\n\r\n")
-            for line in head.split(b"\r\n"):
-                if line.lower().startswith(b"content-length:"):
-                    await reader.readexactly(int(line.split(b":", 1)[1]))
-            writer.write(HEAD)
-            await body(writer)
-        except (ConnectionError, asyncio.CancelledError, asyncio.IncompleteReadError):
-            pass
-        finally:
-            writer.close()
+        await read_request(reader)
+        writer.write(HEAD)
+        await body(writer)
 
-    server = await asyncio.start_server(handle, "127.0.0.1", 0)
-    port = server.sockets[0].getsockname()[1]
-    try:
-        settings = settings_for(f"http://127.0.0.1:{port}/v1", "openai", limits=LIMITS)
+    async with serve_raw(handle) as base:
+        settings = settings_for(f"{base}/v1", "openai", limits=LIMITS)
         return await execute(settings, CATALOG.select(profile=settings.profile, select=["SSE-*"]))
-    finally:
-        server.close()
-        for task in list(tasks):
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
-        await server.wait_closed()
 
 
 def measure(case: str) -> None:

@@ -13,7 +13,8 @@ import tracemalloc
 from collections.abc import Callable, Coroutine
 from typing import Any
 
-from transport_servers import MIB, free_port, raw_response, serve_app, serve_raw
+from raw_server import serve_raw
+from transport_servers import MIB, free_port, raw_response, serve_app
 
 from conformance.sse import codes, is_done_sentinel
 from conformance.transport import (

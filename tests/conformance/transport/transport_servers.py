@@ -1,4 +1,5 @@
-"""Loopback servers for the recorder tests: a well-behaved aiohttp app and byte-exact raw ones.
+"""Loopback servers for the recorder tests: a well-behaved aiohttp app and byte-exact raw ones
+(answers for :func:`raw_server.serve_raw`, the raw server the test folders share).
 
 Every server binds 127.0.0.1 on port 0 and is torn down completely (handlers cancelled, sockets
 closed) so the tests run with warnings as errors.
@@ -9,10 +10,11 @@ from __future__ import annotations
 import asyncio
 import gzip
 import socket
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 from aiohttp import web
+from raw_server import RawHandler, read_request
 
 MIB = 1 << 20
 SSE_HEADERS = {"Content-Type": "text/event-stream", "Cache-Control": "no-cache"}
@@ -128,45 +130,6 @@ async def serve_app() -> AsyncIterator[str]:
         yield f"http://127.0.0.1:{port}"
     finally:
         await runner.cleanup()
-
-
-RawHandler = Callable[[asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]]
-
-
-@asynccontextmanager
-async def serve_raw(handler: RawHandler) -> AsyncIterator[str]:
-    """A raw TCP server running ``handler`` per connection; handlers are cancelled at exit."""
-    tasks: set[asyncio.Task[None]] = set()
-
-    async def run(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        task = asyncio.current_task()
-        if task is not None:
-            tasks.add(task)
-        try:
-            await handler(reader, writer)
-        except (asyncio.CancelledError, ConnectionError):
-            pass
-        finally:
-            writer.close()
-
-    server = await asyncio.start_server(run, "127.0.0.1", 0)
-    port = server.sockets[0].getsockname()[1]
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        server.close()
-        for task in list(tasks):
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
-        await server.wait_closed()
-
-
-async def read_request(reader: asyncio.StreamReader) -> bytes:
-    head = await reader.readuntil(b"\r\n\r\n")
-    for line in head.split(b"\r\n"):
-        if line.lower().startswith(b"content-length:"):
-            await reader.readexactly(int(line.split(b":", 1)[1]))
-    return head
 
 
 def raw_response(payload: bytes, *, close: bool = True, hang: bool = False) -> RawHandler:

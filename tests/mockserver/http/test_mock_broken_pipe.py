@@ -6,7 +6,7 @@ import os
 import subprocess
 import sys
 
-from mockserver.broken_pipe import BROKEN_PIPE_STATUS
+from procutil.broken_pipe import BROKEN_PIPE_STATUS
 
 
 def test_list_faults_into_a_closed_pipe_exits_without_a_traceback() -> None:

@@ -234,7 +234,8 @@ def test_streams_drawn_off_the_loop_send_each_batch_in_one_write(
 ) -> None:
     monkeypatch.setattr(streaming, "BATCH_SECONDS", 60.0)  # batches of BATCH_EVENTS events
     counter = counted()
-    body = {**STREAM, "max_tokens": 300, "min_tokens": 300}  # over sizing.INLINE_TOKENS
+    # over off_loop_thresholds.INLINE_TOKENS
+    body = {**STREAM, "max_tokens": 300, "min_tokens": 300}
     reply = counter.live.post(OPENAI, body)
     chunks = reply.chunks()
     assert len(chunks) == 303  # 300 tokens, the finish, the usage, [DONE]

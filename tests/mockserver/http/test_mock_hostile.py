@@ -19,13 +19,14 @@ from typing import Any
 import pytest
 from mock_live import ENGINE, MODEL, LiveServer
 
-from mockserver import MockConfig, create_app, heap, sse
+from mockserver import MockConfig, create_app, sse
 from mockserver.http import generate
 from mockserver.http.answer_bytes import complete_rendered, render_by_choice
 from mockserver.http.cache import MAX_ENTRY_UNITS, ResultCache, completion_units
-from mockserver.http.offload import Offload, Stopped
+from mockserver.http.engine_threads import Offload, Stopped
 from mockserver.http.state import CACHE, OFFLOAD
 from mockserver.wire import Identity, completion_body
+from procutil import heap
 from reference_engine import Engine
 from reference_engine.errors import ContextLengthError
 from reference_engine.request import GenerationRequest
@@ -350,7 +351,7 @@ def test_a_large_deterministic_answer_is_not_kept_but_a_large_request_with_a_sma
 
 @pytest.mark.skipif(platform.libc_ver()[0] != "glibc", reason="a glibc setting")
 def test_the_serving_process_fixes_glibcs_mmap_threshold() -> None:
-    """So large answers' buffers go back to the OS when freed (``mockserver/heap.py``)."""
+    """So large answers' buffers go back to the OS when freed (``procutil/heap.py``)."""
     assert heap.fix_mmap_threshold()
     heap.trim()
 

@@ -4,8 +4,8 @@ Python ignores SIGPIPE, so writing to a pipe whose reader has gone raises ``Brok
 a traceback, and another one when the interpreter flushes stdout on its way out. The Python
 documentation's recipe ("Note on SIGPIPE", module :mod:`signal`): catch it at the top, point
 stdout at the null device so that the last flush has nowhere to fail, and exit with the status
-a shell reports for a process SIGPIPE ended. ``mockserver`` keeps a copy of this module: the
-harness never imports the mock, nor the mock the harness.
+a shell reports for a process SIGPIPE ended. Both commands' ``main`` is wrapped
+in it (``mockserver --list-faults | head`` too).
 """
 
 from __future__ import annotations

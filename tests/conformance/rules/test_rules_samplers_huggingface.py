@@ -8,8 +8,8 @@ from harness_support import MODEL, json_exchange, rule
 
 import spec
 from conformance.probes import ProbeOutcome
-from conformance.probes.samplers import BASELINES
-from conformance.rules.samplers import first_repeat, repeated_ngram
+from conformance.probes.samplers_huggingface import BASELINES
+from conformance.rules.samplers_huggingface import first_repeat, repeated_ngram
 from conformance.runner import evaluate
 from conformance.settings import Settings
 

@@ -23,7 +23,8 @@ from typing import Any, TypeVar, cast
 
 from aiohttp import web
 
-from .. import heap
+from procutil import heap
+
 from ..errors import ApiError
 
 T = TypeVar("T")

@@ -19,22 +19,16 @@ from __future__ import annotations
 
 from conformance.check_context import CheckContext
 from conformance.model import NotApplicable, Violation
-from conformance.probes.samplers import BASELINES, MAX_TOKENS, MIN_TOKENS, NGRAM
-from conformance.views import compact, integer
+from conformance.probes.samplers_huggingface import BASELINES, MAX_TOKENS, MIN_TOKENS, NGRAM
+from conformance.views import compact
 from spec import JSON
 
 from .base import API, FRIENDLI_WIRE, MUST, SCHEMAS, SHOULD, rule
-from .common import choice_of, text_of, usage_of
+from .common import choice_of, usage_of
+from .shared_checks import min_tokens_held, requested_integer, sampled_is_greedy
 
 REQUEST = f"{SCHEMAS}/FriendliCompletionRequest/properties"
 FRIENDLI_API = "FriendliAI dedicated completions API"
-
-
-def _requested(ctx: CheckContext, probe: str, key: str, field: str) -> int:
-    value = integer(ctx.request(probe, key).get(field))
-    if value is None:
-        raise NotApplicable(f"{probe}/{key} sent no integer {field}")
-    return value
 
 
 def _tokens(ctx: CheckContext, probe: str, key: str) -> list[JSON]:
@@ -57,19 +51,6 @@ def min_tokens_honoured(ctx: CheckContext) -> None:
     min_tokens_held(ctx)
 
 
-def min_tokens_held(ctx: CheckContext) -> None:
-    """``min-tokens/min`` generated at least min(min_tokens, MAX_TOKENS) tokens: the check of
-    both wires' ``min_tokens`` rules (FriendliAI's FRIENDLI-010, vLLM's EXT-001)."""
-    _, completion, _ = usage_of(ctx, "min-tokens", "min")
-    least = min(_requested(ctx, "min-tokens", "min", "min_tokens"), MAX_TOKENS)
-    if completion < least:
-        raise Violation(
-            f"{completion} tokens were generated under min_tokens {least}",
-            expected=f">= {least}", actual=completion, path="usage.completion_tokens",
-            exchange="min-tokens/min", evidence=compact(choice_of(ctx, "min-tokens", "min")),
-        )
-
-
 @rule(
     "FRIENDLI-011", MUST, "min_total_tokens holds off the end",
     requirement="With min_total_tokens at the prompt's tokens plus "
@@ -81,7 +62,7 @@ def min_tokens_held(ctx: CheckContext) -> None:
 )
 def min_total_tokens_honoured(ctx: CheckContext) -> None:
     prompt, completion, _ = usage_of(ctx, "min-total-tokens", "min")
-    least = _requested(ctx, "min-total-tokens", "min", "min_total_tokens")
+    least = requested_integer(ctx, "min-total-tokens", "min", "min_total_tokens")
     if prompt + completion < least:
         raise Violation(
             f"prompt plus completion is {prompt + completion} tokens under min_total_tokens "
@@ -103,7 +84,7 @@ def min_total_tokens_honoured(ctx: CheckContext) -> None:
 )
 def max_total_tokens_honoured(ctx: CheckContext) -> None:
     prompt, completion, _ = usage_of(ctx, "max-total-tokens", "max")
-    most = _requested(ctx, "max-total-tokens", "max", "max_total_tokens")
+    most = requested_integer(ctx, "max-total-tokens", "max", "max_total_tokens")
     if prompt + completion > most:
         raise Violation(
             f"prompt plus completion is {prompt + completion} tokens over max_total_tokens "
@@ -137,7 +118,7 @@ def repeated_ngram(tokens: list[JSON], size: int) -> tuple[int, int] | None:
 )
 def no_repeat_ngram_honoured(ctx: CheckContext) -> None:
     tokens = _tokens(ctx, "no-repeat-ngram", "banned")
-    size = _requested(ctx, "no-repeat-ngram", "banned", "no_repeat_ngram")
+    size = requested_integer(ctx, "no-repeat-ngram", "banned", "no_repeat_ngram")
     found = repeated_ngram(tokens, size)
     if found is not None:
         first, again = found
@@ -193,16 +174,3 @@ def repetition_penalty_honoured(ctx: CheckContext) -> None:
 )
 def min_p_honoured(ctx: CheckContext) -> None:
     sampled_is_greedy(ctx, "min-p", "min_p 1")
-
-
-def sampled_is_greedy(ctx: CheckContext, probe: str, knob: str) -> None:
-    """``probe``'s seeded sample at temperature 1 under ``knob`` (which keeps only the most
-    likely token) equals the greedy baseline's text."""
-    greedy = text_of(choice_of(ctx, BASELINES, "looping"), f"{BASELINES}/looping")
-    sampled = text_of(choice_of(ctx, probe, "sampled"), f"{probe}/sampled")
-    if sampled != greedy:
-        raise Violation(
-            f"sampling under {knob} drew other tokens than the most likely ones",
-            expected=greedy, actual=sampled, path="choices[0].text",
-            exchange=f"{probe}/sampled", evidence=compact(sampled),
-        )

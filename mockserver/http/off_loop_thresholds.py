@@ -1,4 +1,4 @@
-"""How large a request's work is: whether it runs on the engine's threads (``offload``).
+"""How large a request's work is: whether it runs on the engine's threads (``engine_threads``).
 
 The event loop must never do work that grows with the request (issue 13). These are the
 mock's thresholds for "grows": many prompts, long prompts, many tokens to generate, or a

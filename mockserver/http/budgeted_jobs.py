@@ -1,6 +1,6 @@
 """A request's jobs on the engine's threads, all within the one budget of the request.
 
-Every stage of the completions handler may hand work to the threads (``offload``): intake
+Every stage of the completions handler may hand work to the threads (``engine_threads``): intake
 parses and validates a large body there, generate runs the engine, respond renders a long
 answer and draws a large stream. Their times add up against ``--request-budget``.
 """

@@ -15,16 +15,16 @@ from typing import Any
 
 import pytest
 
-from mockserver.http import offload
-from mockserver.http.offload import Offload
+from mockserver.http import engine_threads
+from mockserver.http.engine_threads import Offload
 
 HEAVY = 0.05
 
 
 @pytest.fixture(autouse=True)
 def quick_trims(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(offload, "HEAVY_SECONDS", HEAVY)
-    monkeypatch.setattr(offload, "TRIM_DELAY", 0.15)
+    monkeypatch.setattr(engine_threads, "HEAVY_SECONDS", HEAVY)
+    monkeypatch.setattr(engine_threads, "TRIM_DELAY", 0.15)
 
 
 class Pool(Offload):
