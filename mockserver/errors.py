@@ -36,7 +36,8 @@ class ApiError(Exception):
     """An HTTP error answer with the envelope's four fields (and optional extra headers).
 
     ``rule`` names the cross-field rule that failed, if one did (faults that ignore a
-    particular validation key on it).
+    particular validation key on it); ``unknown`` lists every unknown field of a body refused
+    for them (``param`` names the first), so a fault that ignores them can drop them all.
     """
 
     def __init__(
@@ -49,6 +50,7 @@ class ApiError(Exception):
         code: str | None = None,
         headers: Mapping[str, str] | None = None,
         rule: str | None = None,
+        unknown: tuple[str, ...] = (),
     ) -> None:
         if len(message) > MAX_MESSAGE_CHARS:
             message = message[: MAX_MESSAGE_CHARS - 3] + "..."
@@ -60,6 +62,7 @@ class ApiError(Exception):
         self.code = code
         self.headers = dict(headers or {})
         self.rule = rule
+        self.unknown = unknown
 
     def envelope(self) -> dict[str, JSON]:
         """The JSON body: ``{"error": {"message", "type", "param", "code"}}``."""

@@ -119,13 +119,16 @@ class RequestValidator:
             return body
         return {name: value for name, value in body.items() if name in fields}
 
-    def _unknown_field(self, name: str | None) -> ApiError:
-        return self.error(
+    def _unknown_field(self, unknown: list[str]) -> ApiError:
+        name = unknown[0] if unknown else None
+        error = self.error(
             f"Unrecognized request argument supplied: {name}. Remove it; the fields of "
             f"this route are listed in GET /openapi.yaml ({self.contract.request_schema}).",
             param=name,
             code="unknown_parameter",
         )
+        error.unknown = tuple(unknown)
+        return error
 
     def _check_schema(self, body: dict[str, JSON]) -> None:
         if self._fast is not None:
@@ -142,7 +145,7 @@ class RequestValidator:
         path = list(error.absolute_path)
         if error.validator == "additionalProperties" and not path:
             unknown = sorted(name for name in body if name not in self._properties)
-            return self._unknown_field(unknown[0] if unknown else None)
+            return self._unknown_field(unknown)
         if error.validator == "required" and not path:
             missing = [name for name in error.validator_value if name not in body]
             name = missing[0] if missing else None

@@ -129,7 +129,8 @@ class UnknownFieldsIgnored(Fault):
         if error is not None and error.code == "unknown_parameter" and isinstance(
             verdict.body, dict
         ):
-            body = {k: v for k, v in verdict.body.items() if k != error.param}
+            unknown = set(error.unknown or (error.param,))
+            body = {k: v for k, v in verdict.body.items() if k not in unknown}
             return Verdict(body, None)
         return verdict
 

@@ -180,6 +180,12 @@ UNREACHABLE = {
     "min_tokens, which a baseline shows: two exchanges",
     "stop-token-ids-ignored": "EXT-003 stops at a token id of the greedy answer and compares the "
     "text with it: two exchanges",
+    "stop-reason-null": "EXT-004 (vLLM's stop_reason) is judged by conformance run's "
+    "stop-token-ids and include-stop probes only: it has no fuzz binding",
+    "prompt-logprobs-keyed-by-text": "EXT-007 (vLLM's prompt_logprobs) is judged by conformance "
+    "run's prompt-logprobs probe only: it has no fuzz binding",
+    "unknown-fields-ignored": "ERRORS-009 (a SHOULD) is judged by conformance run's invalid "
+    "probe only: it has no fuzz binding",
 }
 """Faults of the sample the fuzzer cannot find, and why: each breaks a rule that compares two
 exchanges (a fuzzed request has no twin), which ``conformance run``'s probes judge."""
