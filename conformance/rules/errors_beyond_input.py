@@ -25,6 +25,7 @@ from conformance.wire_json import parse_json
 from spec import JSON
 
 from .base import DOC, MUST, SCHEMAS, SHOULD, SPEC, rule
+from .common import choice_of
 
 RESPONSES = f"{DOC}#/components/responses"
 MISSING = "model-missing/missing"
@@ -92,21 +93,16 @@ def _served_models(ctx: CheckContext) -> set[str]:
     return models
 
 
-def _greedy_text_agrees(ctx: CheckContext, answer: dict[str, JSON]) -> bool:
+def _greedy_text_agrees(ctx: CheckContext) -> bool:
     """Whether the answer without model is the greedy answer's start (the same prompt at
     temperature 0): then the model under test answered, whatever the name it gave itself
     (llama-cpp-python names its model file's path when the body names none). A model put in
     by a gateway writes other text."""
-    choices = answer.get("choices")
-    first = choices[0] if isinstance(choices, list) and choices else None
-    text = first.get("text") if isinstance(first, dict) else None
     try:
-        greedy = ctx.response("greedy", "ns")
+        text = choice_of(ctx, "model-missing", "missing").get("text")
+        whole = choice_of(ctx, "greedy", "ns").get("text")
     except NotApplicable:
         return False
-    greedy_choices = greedy.get("choices")
-    known = greedy_choices[0] if isinstance(greedy_choices, list) and greedy_choices else None
-    whole = known.get("text") if isinstance(known, dict) else None
     return isinstance(text, str) and bool(text) and isinstance(whole, str) and (
         whole.startswith(text))
 
@@ -192,7 +188,7 @@ def _judge_served(ctx: CheckContext, exchange: Exchange) -> None:
         raise NotApplicable(f"{MISSING}: the answer names no model, so which model answered "
                             "cannot be told")
     ours = _served_models(ctx)
-    if served not in ours and not _greedy_text_agrees(ctx, answer):
+    if served not in ours and not _greedy_text_agrees(ctx):
         raise Violation(
             f"a body without model was answered by the model {served!r}, not the one under test",
             expected=sorted(ours), actual=served, path="model", exchange=MISSING,

@@ -303,7 +303,13 @@ def collapsed_alike(entry: dict[str, JSON]) -> bool:
     found 819 short entries in 2,424, each holding such a key, and none without one.
     OpenAI keys a partial character as ``"bytes:\\x.."`` and loses none.
     """
-    return any(key == "" or "\ufffd" in key for key in entry)
+    return any(shares_its_key(key) for key in entry)
+
+
+def shares_its_key(token: str) -> bool:
+    """Whether ``token`` decodes to no text of its own (``""``, or one holding U+FFFD), so
+    that alike alternatives share its key in a top_logprobs object (:func:`collapsed_alike`)."""
+    return token == "" or "\ufffd" in token
 
 
 @rule(
@@ -349,7 +355,7 @@ def top_holds_chosen(ctx: CheckContext) -> None:
         for i, (token, value, entry) in enumerate(rows):
             if not isinstance(entry, dict) or value is None:
                 continue
-            shared = isinstance(token, str) and collapsed_alike({token: 0.0})
+            shared = isinstance(token, str) and shares_its_key(token)
             if token not in entry or (abs(float(entry[token]) - float(value)) > 1e-6
                                       and not shared):
                 raise Violation(
