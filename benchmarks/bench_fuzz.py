@@ -15,9 +15,9 @@ import argparse
 import time
 
 import spec
-from conformance.embedded import EmbeddedMock
 from conformance.fuzz import Caps, FuzzConfig, fuzz
-from conformance.settings import Settings
+from conformance.run.settings import Settings
+from conformance.target.embedded import EmbeddedMock
 
 CONFIGURATIONS = {
     "schemathesis checks + catalog rules": (),

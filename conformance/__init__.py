@@ -7,9 +7,13 @@ run, so importing it must stay cheap)::
     result = asyncio.run(execute(settings, CATALOG.select(profile=settings.profile)))
 
 Layout: ``sse`` and ``transport`` read the wire; ``probes`` send the named requests;
-``rules`` judge them (pure checks, one module per area); ``runner`` ties both together;
-``bindings`` file one fuzzed (``fuzz``) or recorded (``judge``) exchange where a rule reads it;
-``reporting`` writes what a run found; ``cli`` and ``pytest_plugin`` are the entry points.
+``rules`` judge them (pure checks, one module per area); ``run`` ties both together (its
+settings, the context a check reads, the runner); ``target`` opens the server under test (or the
+embedded mock); ``contract`` says what the profile makes of a request body; ``bindings`` file
+one fuzzed (``fuzz``) or recorded (``judge``) exchange where a rule reads it; ``reporting``
+writes what a run found; ``cli`` and ``pytest_plugin`` are the entry points. Beside the packages
+sit only what every part shares: ``client`` (the one way to send), ``errors`` (the two ways a
+run ends early) and ``wire_json`` (the one JSON parser of the server's bytes).
 The harness never imports ``mockserver`` or ``reference_engine``: it talks HTTP only.
 """
 
@@ -20,14 +24,14 @@ from typing import Any
 
 _EXPORTS = {
     "CATALOG": "conformance.rules",
-    "Settings": "conformance.settings",
-    "execute": "conformance.runner",
+    "Settings": "conformance.run.settings",
+    "execute": "conformance.run.runner",
     "RunResult": "conformance.model",
     "RuleResult": "conformance.model",
     "Rule": "conformance.model",
     "Verdict": "conformance.model",
     "Level": "conformance.model",
-    "EmbeddedMock": "conformance.embedded",
+    "EmbeddedMock": "conformance.target.embedded",
 }
 
 __all__ = sorted(_EXPORTS)

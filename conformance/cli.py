@@ -18,21 +18,21 @@ from collections.abc import Sequence
 from typing import TextIO
 
 from conformance.compare.baseline import baseline_option
-from conformance.embedded import EmbeddedMockError
-from conformance.given_options import given_options
+from conformance.errors import HarnessError, UsageError
 from conformance.rules import CATALOG
-from conformance.runner import execute
+from conformance.run.given_options import given_options
+from conformance.run.report_files import add_report_arguments, exit_status, write_report_files
+from conformance.run.runner import execute
+from conformance.target.checks import pick_profile, split_list
+from conformance.target.diagnosis import refused_run
+from conformance.target.embedded import EmbeddedMockError
+from conformance.target.opening import open_target
+from conformance.target.options import add_target_arguments, target_from_args
+from conformance.target.resolved import resolve_target
 from procutil.broken_pipe import quiet_on_broken_pipe
 from procutil.heap import fix_mmap_threshold
 
 from .compare.matrix_cli import add_matrix_parser, run_matrix
-from .diagnosis import refused_run
-from .errors import HarnessError, UsageError
-from .open_target import open_target
-from .report_files import add_report_arguments, exit_status, write_report_files
-from .resolved_target import resolve_target
-from .target_checks import pick_profile, split_list
-from .target_options import add_target_arguments, target_from_args
 
 
 def _version() -> str:

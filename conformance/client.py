@@ -42,6 +42,7 @@ from collections.abc import Awaitable, Callable
 
 import aiohttp
 
+from conformance.run.settings import Settings
 from conformance.transport import (
     Exchange,
     Failure,
@@ -53,8 +54,6 @@ from conformance.transport import (
     record,
 )
 from spec import JSON
-
-from .settings import Settings
 
 RETRY_STATUSES = frozenset({429, 503})
 STOPPED_ANSWERING = "the server stopped answering"

@@ -166,7 +166,7 @@ def test_the_layer_check_finds_an_import_from_above() -> None:
 
 def test_imports_are_resolved() -> None:
     """The graph is not empty by a bug: known edges are in it."""
-    assert "conformance.check_context" in graph()["conformance.rules.common"]
+    assert "conformance.run.check_context" in graph()["conformance.rules.common"]
     assert "conformance.bindings.binders" in graph()["conformance.rules.base"]
 
 
@@ -192,3 +192,25 @@ def test_each_package_imports_only_the_packages_below_it() -> None:
         and target.split(".")[0] not in LAYERS[module.split(".")[0]]
     )
     assert crossing == []
+
+
+LOOSE_MODULES_AT_MOST = 8
+"""How many modules may sit in ``conformance/`` beside its packages (``__init__`` and
+``__main__`` included). A module that belongs to one job goes in that job's package (``target``,
+``run``, ``pytest_plugin``, ``contract``...); only what every part shares stays loose."""
+
+
+def test_the_harness_front_hall_holds_few_loose_modules() -> None:
+    loose = sorted(path.name for path in (ROOT / "conformance").glob("*.py"))
+    assert len(loose) <= LOOSE_MODULES_AT_MOST, loose
+
+
+def test_every_test_folder_mirrors_a_package_of_the_harness() -> None:
+    """``tests/conformance/X/`` tests ``conformance/X`` (or ``conformance/X.py``): a reader finds
+    a module's tests from its folder name alone; ``catalog`` holds the catalog's cross-cutting
+    proofs (every rule can fail, every fault is caught), which belong to no one package."""
+    harness = {path.stem for path in (ROOT / "conformance").iterdir()
+               if path.is_dir() and (path / "__init__.py").exists() or path.suffix == ".py"}
+    folders = {path.name for path in (ROOT / "tests" / "conformance").iterdir()
+               if path.is_dir() and path.name != "__pycache__"}
+    assert folders - harness - {"catalog"} == set()

@@ -1,6 +1,6 @@
 """Which rules can judge one exchange (fuzzed or recorded), and where to put it so they can.
 
-A rule's check reads named probes (:class:`~conformance.check_context.CheckContext`). A
+A rule's check reads named probes (:class:`~conformance.run.check_context.CheckContext`). A
 ``scan`` rule judges every valid completion it is given, so one fuzzed exchange is simply a
 probe of its own. Other rules read one exchange of a known shape (``greedy/s`` is a stream;
 ``logprobs/ln`` asks for ``logprobs`` N and notes N): for those a *binding* says which fuzzed

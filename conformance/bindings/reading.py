@@ -10,11 +10,11 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from conformance.check_context import CheckContext
+from conformance.contract.validity import classify
 from conformance.model import HarnessProblem, NotApplicable, Rule, Violation
-from conformance.settings import Settings
+from conformance.run.check_context import CheckContext
+from conformance.run.settings import Settings
 from conformance.transport import Exchange
-from conformance.validity import classify
 from conformance.views import StreamView
 
 from .binders import Outcomes, binder_for

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from conformance.contract.validity import Classification
 from conformance.transport import Exchange
-from conformance.validity import Classification
 from conformance.views import StreamView
 from spec import JSON
 

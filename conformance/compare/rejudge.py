@@ -24,8 +24,8 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import spec
-from conformance.embedded import EmbeddedMock, EmbeddedMockError
 from conformance.reporting.markdown import SUMMARY_VARIABLE
+from conformance.target.embedded import EmbeddedMock, EmbeddedMockError
 
 from .reports import ReportError, SavedReport, load_report
 

@@ -2,7 +2,7 @@
 
 ``conformance run`` ends with one line and exit status 2, no verdicts, when none of its
 completion requests got a 2xx, or when the server stopped answering before it answered any
-(:func:`conformance.diagnosis.refused_run`). A fuzz run ends the same way: a gateway whose
+(:func:`conformance.target.diagnosis.refused_run`). A fuzz run ends the same way: a gateway whose
 upstream is down, answering 500 to every request, would otherwise be a report of schemathesis
 findings on one cause, and a server that stopped answering a PASS of the few rules that read
 the model listing. :class:`Statuses` counts the answers as the run's checks read them (every
@@ -16,8 +16,8 @@ import threading
 from collections.abc import Iterable
 
 from conformance.client import STOPPED_ANSWERING
-from conformance.diagnosis import Tally, no_success, stopped_line, where_of
-from conformance.target_options import TargetOptions
+from conformance.target.diagnosis import Tally, no_success, stopped_line, where_of
+from conformance.target.options import TargetOptions
 from conformance.transport import Exchange
 
 from .guard import NetworkFailure

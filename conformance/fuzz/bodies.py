@@ -1,7 +1,7 @@
 """How a generated request body is made safe and servable before it is sent.
 
 Two jobs, both pure functions of a body (what the contract makes of a body is
-:func:`conformance.validity.classify`'s job):
+:func:`conformance.contract.validity.classify`'s job):
 
 * :func:`cap` bounds what any body may cost a live endpoint, valid or not: ``max_tokens``,
   ``n``, ``best_of``, prompt list sizes and prompt lengths (spec: ``MaxTokens`` "The maximum

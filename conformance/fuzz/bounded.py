@@ -5,7 +5,7 @@ bound: a 10 MB gzip body that expands to 10 GB took a run past 3 GB of memory. S
 adapter (:mod:`conformance.fuzz.adapters`) reads every body itself, before schemathesis or a
 check sees it: the wire bytes in chunks, decoded by the harness's bounded decoder
 (:func:`conformance.transport.decoding.make_decoder`), at most ``max_total_bytes`` on the wire
-and once decoded (:data:`conformance.settings.MAX_TOTAL_BYTES`), all under the request's
+and once decoded (:data:`conformance.run.settings.MAX_TOTAL_BYTES`), all under the request's
 :class:`~conformance.fuzz.deadline.Watch`. The response then holds the bytes read
 (``_content``) and a raw stream that replays them, so schemathesis' own readers (``content``,
 its event-stream reader) go on as before, on bounded bytes.

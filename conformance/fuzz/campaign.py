@@ -33,9 +33,9 @@ from hypothesis.database import DirectoryBasedExampleDatabase, ExampleDatabase
 from schemathesis.config import SchemathesisConfig
 from schemathesis.engine import StopReason, events, from_schema
 
-from conformance.settings import MAX_EVENTS, Settings
+from conformance.contract.validity import classify
+from conformance.run.settings import MAX_EVENTS, Settings
 from conformance.transport import redact_url
-from conformance.validity import classify
 
 from . import stream as _stream  # noqa: F401 - registers the text/event-stream deserializer
 from .bodies import cap

@@ -4,7 +4,7 @@ Each rule a fuzzed exchange can judge (:mod:`conformance.bindings.binders`) is r
 once, at import, as a schemathesis check named by its rule ID. The registered function adapts:
 it turns the schemathesis response into an :class:`~conformance.transport.Exchange` (once per
 response, shared by every rule), files it where the rule's check reads, builds a
-:class:`~conformance.check_context.CheckContext` and calls ``rule.check`` itself. A
+:class:`~conformance.run.check_context.CheckContext` and calls ``rule.check`` itself. A
 :class:`~conformance.model.Violation` becomes a :class:`RuleFailure`; NotApplicable and
 HarnessProblem mean "nothing to judge here" (the run's own state knows why).
 
@@ -24,10 +24,10 @@ from schemathesis.core.failures import Failure, Severity
 from conformance.bindings.binders import binder_for
 from conformance.bindings.reading import read, sample_of_exchange
 from conformance.bindings.sample import Sample
-from conformance.latency import Latency, chunk_times
 from conformance.model import Level, Rule, Violation
 from conformance.rules import CATALOG
-from conformance.settings import Settings
+from conformance.run.latency import Latency, chunk_times
+from conformance.run.settings import Settings
 from conformance.strategies import (
     completion_requests,
     independent_samples,

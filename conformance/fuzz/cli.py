@@ -1,9 +1,9 @@
 """``conformance fuzz``: the command line of a fuzz run (flags, the target, the reports).
 
 Every search flag a user can get wrong is checked here and named in the error (exit status 2),
-the target's flags by :func:`~conformance.resolved_target.resolve_target`, as for ``run``; the
+the target's flags by :func:`~conformance.target.resolved.resolve_target`, as for ``run``; the
 target is opened (the embedded mock started, the target reached) by
-:func:`~conformance.open_target.open_target`, and the run itself is
+:func:`~conformance.target.opening.open_target`, and the run itself is
 :func:`conformance.fuzz.campaign.fuzz`. Progress goes to stderr, the report to stdout.
 """
 
@@ -19,12 +19,12 @@ from hypothesis.database import ExampleDatabase
 
 from conformance.compare.baseline import baseline_option
 from conformance.errors import HarnessError, UsageError
-from conformance.open_target import open_target
-from conformance.report_files import add_report_arguments, exit_status, write_report_files
 from conformance.reporting import write_console
-from conformance.resolved_target import resolve_target
-from conformance.target_checks import split_list
-from conformance.target_options import add_target_arguments, target_from_args
+from conformance.run.report_files import add_report_arguments, exit_status, write_report_files
+from conformance.target.checks import split_list
+from conformance.target.opening import open_target
+from conformance.target.options import add_target_arguments, target_from_args
+from conformance.target.resolved import resolve_target
 
 from .answered import unjudged
 from .bodies import Caps
@@ -112,7 +112,7 @@ def add_parser(commands: argparse._SubParsersAction) -> argparse.ArgumentParser:
 
 def fuzz_config(args: argparse.Namespace) -> FuzzConfig:
     """The search flags as a :class:`FuzzConfig`; a :class:`UsageError` names a flag out of
-    range (the target's flags are :func:`~conformance.resolved_target.resolve_target`'s)."""
+    range (the target's flags are :func:`~conformance.target.resolved.resolve_target`'s)."""
     for flag, value, low in (("--max-examples", args.max_examples, 1), ("--seed", args.seed, 0)):
         if value is not None and value < low:
             raise UsageError(f"{flag} must be at least {low}, got {value}")

@@ -77,7 +77,7 @@ class FuzzResult:
     judged: dict[str, int] = field(default_factory=dict)
     """Catalog rule ID -> answers its check judged; a rule missing judged none."""
     ttft_seconds: tuple[float, ...] = ()
-    """Time to first token of each 200 stream read (:mod:`conformance.latency`)."""
+    """Time to first token of each 200 stream read (:mod:`conformance.run.latency`)."""
     itl_seconds: tuple[float, ...] = ()
     """Gaps between consecutive chunks of those streams."""
     network: Network = DIRECT

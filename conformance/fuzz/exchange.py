@@ -14,7 +14,7 @@ from collections.abc import Iterable
 import requests
 import schemathesis
 
-from conformance.settings import MAX_EVENTS
+from conformance.run.settings import MAX_EVENTS
 from conformance.transport import (
     Exchange,
     RecordedRequest,

@@ -23,7 +23,7 @@ import requests
 import schemathesis
 
 from conformance.client import SILENT_IN_A_ROW, STOPPED_ANSWERING, parse_retry_after
-from conformance.settings import default_limits
+from conformance.run.settings import default_limits
 from conformance.transport import DIRECT, Limits, Network, RecordedRequest
 
 from .bounded import status_before

@@ -34,8 +34,8 @@ from schemathesis.generation.case import Case
 from schemathesis.generation.meta import CONTENT_TYPE_PROBES, coverage_scenario
 from schemathesis.openapi.checks import RejectedPositiveData
 
+from conformance.contract.validity import classify
 from conformance.strategies.invalid import cross_field_cases
-from conformance.validity import classify
 from spec import JSON
 
 from .bodies import cap, servable, within_token_space

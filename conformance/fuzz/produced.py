@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 import schemathesis
 
-from conformance.settings import Settings
+from conformance.run.settings import Settings
 from conformance.wire_json import parse_json
 from spec import JSON
 

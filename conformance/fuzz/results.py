@@ -27,7 +27,7 @@ from conformance.model import (
 )
 from conformance.rules import CATALOG, FUZZ_CHECKS
 from conformance.rules.schemathesis_checks import BY_CHECK
-from conformance.settings import Settings
+from conformance.run.settings import Settings
 from conformance.transport import Exchange, Termination, Timings
 
 from .config import FuzzResult

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import replace
 
-from conformance.settings import Settings
+from conformance.run.settings import Settings
 
 from .bodies import Caps, cap
 from .findings import (

@@ -17,8 +17,8 @@ no stream had begun. Neither request was valid: both break "invalid input gets t
 from __future__ import annotations
 
 import spec
+from conformance.contract.validity import classify
 from conformance.transport import RecordedRequest
-from conformance.validity import classify
 
 JSON_MEDIA = "application/json"
 

@@ -18,11 +18,11 @@ from conformance.bindings.binders import binder_for
 from conformance.compare.baseline import baseline_option
 from conformance.errors import UsageError
 from conformance.model import RunResult, RunStats, Target
-from conformance.report_files import add_report_arguments, exit_status, write_report_files
 from conformance.reporting import write_console
 from conformance.rules import CATALOG
-from conformance.settings import Settings
-from conformance.target_checks import pick_features, pick_profile, split_list
+from conformance.run.report_files import add_report_arguments, exit_status, write_report_files
+from conformance.run.settings import Settings
+from conformance.target.checks import pick_features, pick_profile, split_list
 
 from .judging import COMPLETIONS_PATHS, NOT_COMPLETIONS, Judge
 from .progress import Progress

@@ -25,7 +25,7 @@ from conformance.model import Finding, Level, Rule, RuleResult, Verdict, Violati
 from conformance.model.coverage import NOT_CLAIMED
 from conformance.probes.model import ProbeOutcome
 from conformance.rules.errors import REFUSED
-from conformance.settings import Settings
+from conformance.run.settings import Settings
 from conformance.transport import Exchange, to_curl
 
 from .recordings.recorded import Recorded, Unjudgeable, exchange_of

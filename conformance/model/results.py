@@ -40,7 +40,7 @@ class RunStats:
     completions: int = 0
     """Valid requests recorded with the completions operation (each after its retries)."""
     refused: tuple[tuple[str, int, str], ...] = ()
-    """Of those, the ones refused as a whole (:mod:`conformance.refusal`): ``(kind, count,
+    """Of those, the ones refused as a whole (:mod:`conformance.run.refusal`): ``(kind, count,
     first exchange's label)`` per kind, in the order first seen."""
     answered: int = 0
     """Of the completions, the ones that got a status line, whatever it said."""
@@ -95,7 +95,7 @@ class RunResult:
     started_at: datetime | None = None
     options: tuple[str, ...] = ()
     """The options the run was given that change what it sent or judged, as typed
-    (:mod:`conformance.given_options`); secrets are never among them."""
+    (:mod:`conformance.run.given_options`); secrets are never among them."""
     """When the run started (UTC); None for a result not built by a run."""
 
     @property

@@ -1,7 +1,7 @@
 """Rules are records: an ID, a level, the requirement in one sentence, its source, and a check.
 
 A check is a pure function of the recorded exchanges (a
-:data:`~conformance.check_context.Check`, beside the context it reads: the model names no
+:data:`~conformance.run.check_context.Check`, beside the context it reads: the model names no
 module above it). It returns ``None`` when the requirement
 holds, raises :class:`Violation` when it does not (an umbrella rule over many cases raises
 every failing case at once with :func:`fail_each`, so a user fixing one sees the others), and
@@ -110,7 +110,7 @@ class Rule:
     citation: str
     source: SourceKind
     check: Callable[[Any], None] = field(repr=False, compare=False)
-    """The check, called with the rule's :class:`~conformance.check_context.CheckContext`."""
+    """The check, called with the rule's :class:`~conformance.run.check_context.CheckContext`."""
     probes: tuple[str, ...] = ()
     traits: tuple[str, ...] = ()
     features: tuple[str, ...] = ()

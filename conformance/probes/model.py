@@ -14,7 +14,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 
 from conformance.client import Client
-from conformance.settings import Settings
+from conformance.run.settings import Settings
 from conformance.transport import Exchange
 from conformance.wire_json import parse_json
 from spec import JSON

@@ -21,12 +21,12 @@ Its shape is a JSON Schema shipped beside this module (``report.schema.json``, l
 
 ``format_version`` is MAJOR.MINOR: a new MINOR only adds fields, a new MAJOR changes or removes
 one (1.1 added ``options``). ``started_at`` is when the run started, in UTC. ``options`` are the
-options the run was given that change what it sent or judged (:mod:`conformance.given_options`;
+options the run was given that change what it sent or judged (:mod:`conformance.run.given_options`;
 never a secret). ``finding`` is a rule's first failing case
 and ``findings`` all of them; ``faults`` are the mock faults that must make the rule fail.
 ``coverage`` counts the rules judged per level and the SKIPs by why
 (:mod:`conformance.model.coverage`); ``stats.refused`` the completion requests refused as a
-whole, by kind (:mod:`conformance.refusal`), with the first one's exchange label.
+whole, by kind (:mod:`conformance.run.refusal`), with the first one's exchange label.
 
 ``search`` is set by ``conformance fuzz``: its ``results`` are the checks it judged with, and
 its ``exchanges`` each finding's request and the start of its answer, labelled

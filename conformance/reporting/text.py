@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from conformance.model import RuleResult, RunResult, RunStats
-from conformance.refusal import RATE_LIMIT_HINT
+from conformance.run.refusal import RATE_LIMIT_HINT
 from spec import JSON
 
 
@@ -46,7 +46,7 @@ REFUSAL_WORDS = {
     "unavailable": "unavailable (503 after the retries)",
     "no-answer": "no answer",
 }
-"""How the summary names each kind of :class:`conformance.refusal.Refusal`."""
+"""How the summary names each kind of :class:`conformance.run.refusal.Refusal`."""
 
 
 def refused_line(stats: RunStats) -> str | None:

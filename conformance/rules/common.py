@@ -9,8 +9,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Mapping
 from typing import TypeVar
 
-from conformance.check_context import CheckContext
 from conformance.model import NotApplicable
+from conformance.run.check_context import CheckContext
 from conformance.transport import Exchange, Termination
 from conformance.views import (
     AssembledChoice,

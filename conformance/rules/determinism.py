@@ -9,8 +9,8 @@ text equals the non-stream text at temperature 0").
 
 from __future__ import annotations
 
-from conformance.check_context import CheckContext
 from conformance.model import NotApplicable, Violation
+from conformance.run.check_context import CheckContext
 from conformance.views import compact
 
 from .base import BUGS, MUST, SCHEMAS, SHOULD, SPEC, rule

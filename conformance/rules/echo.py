@@ -9,8 +9,8 @@ first of them null (nothing precedes it)"; ``MaxTokens``: "0 generates nothing (
 
 from __future__ import annotations
 
-from conformance.check_context import CheckContext
 from conformance.model import NotApplicable, Violation
+from conformance.run.check_context import CheckContext
 from conformance.views import compact, joined_bytes, logprob_arrays
 
 from .base import BUGS, MUST, OPENAI_WIRE, SCHEMAS, SPEC, rule

@@ -12,11 +12,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from conformance import refusal
-from conformance.check_context import CheckContext
 from conformance.model import NotApplicable, Violation, fail_each
 from conformance.probes import PROBES
-from conformance.refusal import Refusal
+from conformance.run import refusal
+from conformance.run.check_context import CheckContext
+from conformance.run.refusal import Refusal
 from conformance.transport import Exchange
 from conformance.views.endings import cut_off, cut_short
 from conformance.wire_json import parse_json

@@ -16,9 +16,9 @@ from __future__ import annotations
 
 import re
 
-from conformance.check_context import CheckContext
 from conformance.model import HarnessProblem, NotApplicable, Violation, fail_each
-from conformance.refusal import NOT_JUDGED, Refusal, refusal_of, summary
+from conformance.run.check_context import CheckContext
+from conformance.run.refusal import NOT_JUDGED, Refusal, refusal_of, summary
 from conformance.transport import Exchange
 from conformance.views.endings import cut_off, cut_short
 from conformance.wire_json import parse_json

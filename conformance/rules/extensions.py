@@ -28,10 +28,10 @@ from __future__ import annotations
 
 import re
 
-from conformance.check_context import CheckContext
 from conformance.model import NotApplicable, Violation
 from conformance.probes.extensions import PROMPT_LOGPROBS
 from conformance.probes.samplers_huggingface import MAX_TOKENS
+from conformance.run.check_context import CheckContext
 from conformance.views import compact
 from spec import JSON
 

@@ -7,8 +7,8 @@ a stop token; ``length``: ``max_tokens`` or the context length was reached"); bu
 
 from __future__ import annotations
 
-from conformance.check_context import CheckContext
 from conformance.model import NotApplicable, Violation
+from conformance.run.check_context import CheckContext
 from conformance.views import (
     Payload,
     StreamView,

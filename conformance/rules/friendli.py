@@ -10,8 +10,8 @@ chunk") and ``FriendliCompletionChoice`` in ``spec/completions.yaml``.
 
 from __future__ import annotations
 
-from conformance.check_context import CheckContext
 from conformance.model import NotApplicable, Violation
+from conformance.run.check_context import CheckContext
 from conformance.views import compact, is_finish, raw_text
 
 from .base import API, FRIENDLI_WIRE, MUST, SCHEMAS, SHOULD, rule

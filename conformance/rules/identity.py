@@ -9,8 +9,8 @@ and 34.
 
 from __future__ import annotations
 
-from conformance.check_context import CheckContext
 from conformance.model import Violation
+from conformance.run.check_context import CheckContext
 from conformance.views import StreamView, raw_text
 from spec import JSON
 

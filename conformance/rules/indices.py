@@ -6,8 +6,8 @@ choices; choice index = prompt index * n + k"; bug classes 16 and 17.
 
 from __future__ import annotations
 
-from conformance.check_context import CheckContext
 from conformance.model import NotApplicable, Violation
+from conformance.run.check_context import CheckContext
 from conformance.views import raw_text
 
 from .base import BUGS, MUST, SCHEMAS, SHOULD, SPEC, rule

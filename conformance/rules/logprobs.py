@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 
-from conformance.check_context import CheckContext
 from conformance.model import HarnessProblem, NotApplicable, Violation
+from conformance.run.check_context import CheckContext
 from conformance.views import char_offsets, compact, logprob_arrays
 from spec import JSON
 

@@ -6,8 +6,8 @@ requiring ``id, object: model, created, owned_by``).
 
 from __future__ import annotations
 
-from conformance.check_context import CheckContext
 from conformance.model import NotApplicable, Violation
+from conformance.run.check_context import CheckContext
 from conformance.views.endings import cut_short
 from conformance.wire_json import parse_json
 

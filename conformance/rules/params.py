@@ -10,9 +10,9 @@ violation (bug class 18).
 
 from __future__ import annotations
 
-from conformance.check_context import CheckContext
 from conformance.model import NotApplicable, Violation
 from conformance.probes.logprob_tokens import generated_tokens
+from conformance.run.check_context import CheckContext
 from conformance.views import compact, logprob_arrays
 from spec import JSON
 

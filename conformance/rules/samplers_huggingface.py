@@ -17,9 +17,9 @@ particular margin, so they are SHOULD.
 
 from __future__ import annotations
 
-from conformance.check_context import CheckContext
 from conformance.model import NotApplicable, Violation
 from conformance.probes.samplers_huggingface import BASELINES, MAX_TOKENS, MIN_TOKENS, NGRAM
+from conformance.run.check_context import CheckContext
 from conformance.views import compact
 from spec import JSON
 

@@ -16,10 +16,10 @@ and ``top_k: 1`` equals greedy decoding only up to ties and kernels.
 
 from __future__ import annotations
 
-from conformance.check_context import CheckContext
 from conformance.model import NotApplicable, Violation
 from conformance.probes.samplers_huggingface import BASELINES
 from conformance.probes.sampling_fields import PENALTY
+from conformance.run.check_context import CheckContext
 from conformance.views import compact
 from spec import JSON
 

@@ -15,9 +15,9 @@ from collections.abc import Iterator, Sequence
 
 from jsonschema.exceptions import ValidationError
 
-from conformance.check_context import CheckContext
-from conformance.fastschema import surely_valid
+from conformance.contract.fastschema import surely_valid
 from conformance.model import Violation
+from conformance.run.check_context import CheckContext
 from conformance.views import compact, json_path, raw_text
 from conformance.wire_json import parse_json
 from spec import JSON

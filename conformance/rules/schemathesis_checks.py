@@ -16,8 +16,8 @@ each operation in ``spec/completions.yaml``.
 
 from __future__ import annotations
 
-from conformance.check_context import CheckContext
 from conformance.model import NotApplicable, Registry
+from conformance.run.check_context import CheckContext
 
 from .base import DOC, MUST, SPEC
 

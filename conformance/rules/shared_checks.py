@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from conformance.check_context import CheckContext
 from conformance.model import NotApplicable, Violation
 from conformance.probes.samplers_huggingface import BASELINES, MAX_TOKENS
+from conformance.run.check_context import CheckContext
 from conformance.views import compact, integer, joined_text_matches, logprob_arrays
 from spec import JSON
 

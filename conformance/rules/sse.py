@@ -17,8 +17,8 @@ event (SSE-001, SSE-003, SSE-004) judge the events seen.
 
 from __future__ import annotations
 
-from conformance.check_context import CheckContext
 from conformance.model import Violation
+from conformance.run.check_context import CheckContext
 from conformance.sse import codes
 from conformance.transport import Termination
 from conformance.views import StreamView, raw_text

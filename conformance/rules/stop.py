@@ -9,8 +9,8 @@ a stop that never matches leaves T unchanged. Bug classes 21 and 22.
 
 from __future__ import annotations
 
-from conformance.check_context import CheckContext
 from conformance.model import NotApplicable, Violation
+from conformance.run.check_context import CheckContext
 from conformance.views import compact, stop_strings
 
 from .base import BUGS, MUST, SCHEMAS, SPEC, rule

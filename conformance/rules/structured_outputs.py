@@ -14,9 +14,9 @@ import re
 
 import jsonschema
 
-from conformance.check_context import CheckContext
 from conformance.model import Violation
 from conformance.probes.structured import MAX_TOKENS, PATTERN, PATTERN_PREFIX, SCHEMA
+from conformance.run.check_context import CheckContext
 from conformance.views import compact
 from conformance.wire_json import parse_json
 

@@ -10,8 +10,8 @@ whole request. Every other chunk then carries ``usage: null`` (OpenAI) or no ``u
 
 from __future__ import annotations
 
-from conformance.check_context import CheckContext
 from conformance.model import NotApplicable, Violation
+from conformance.run.check_context import CheckContext
 from conformance.views import compact, is_finish, raw_text
 from spec import JSON
 

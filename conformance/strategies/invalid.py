@@ -1,10 +1,11 @@
 """Invalid completion requests: a valid body with exactly one thing broken.
 
 Spec: the profile's request schema (ranges, types, closed objects, required fields) and
-``x-cross-field-rules``. Every draw is checked with :func:`conformance.validity.classify`, and
-only bodies every server of the profile must reject are kept: a body the lenient
-``openai-compatible`` profile only *recommends* rejecting (OpenAI's limits) or lets a server
-ignore (unknown fields under ``unknown_fields: ignore``) is never called invalid here.
+``x-cross-field-rules``. Every draw is checked with
+:func:`conformance.contract.validity.classify`, and only bodies every server of the profile must
+reject are kept: a body the lenient ``openai-compatible`` profile only *recommends* rejecting
+(OpenAI's limits) or lets a server ignore (unknown fields under ``unknown_fields: ignore``) is
+never called invalid here.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from typing import Any
 from hypothesis import strategies as st
 
 import spec
-from conformance.validity import classify
+from conformance.contract.validity import classify
 
 from .requests import ProfileLike, check_profile, completion_requests
 

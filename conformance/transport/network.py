@@ -2,11 +2,11 @@
 
 A CI job reaches a live endpoint through what its network has: a forward proxy, TLS with a
 private CA, sometimes mutual TLS. :class:`Network` holds those choices once, resolved from flags
-and the environment by :mod:`conformance.connection_options`, and turns them into what each client
-library takes: aiohttp's ``ssl=`` / ``proxy=`` (:meth:`Network.aiohttp_kwargs`), requests'
-``verify`` / ``cert`` / ``proxies`` (:meth:`Network.requests_kwargs`, for the fuzzer) and curl's
-flags (:meth:`Network.curl_args`), so a reproduction goes the way the run went. Nothing here
-reads the environment.
+and the environment by :mod:`conformance.target.connection_options`, and turns them into what
+each client library takes: aiohttp's ``ssl=`` / ``proxy=`` (:meth:`Network.aiohttp_kwargs`),
+requests' ``verify`` / ``cert`` / ``proxies`` (:meth:`Network.requests_kwargs`, for the fuzzer)
+and curl's flags (:meth:`Network.curl_args`), so a reproduction goes the way the run went.
+Nothing here reads the environment.
 
 The proxy's credentials are secret like API keys: :meth:`Network.redacted` is the copy kept in
 recordings, and curl commands name the proxy as ``"$PROXY"``.

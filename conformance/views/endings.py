@@ -1,7 +1,7 @@
 """Why an exchange cannot be read to its end: the server cut it off, the harness stopped
 reading at one of its limits, or a stream's framing broke. Each reason names the rule that
 judges the defect, so a rule built on a whole exchange SKIPs pointing there
-(:class:`~conformance.check_context.CheckContext` raises them as NotApplicable).
+(:class:`~conformance.run.check_context.CheckContext` raises them as NotApplicable).
 """
 
 from __future__ import annotations

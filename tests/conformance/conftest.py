@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from conformance.embedded import EmbeddedMock, serving_args
+from conformance.target.embedded import EmbeddedMock, serving_args
 
 
 @pytest.fixture(scope="session")

@@ -23,10 +23,10 @@ from aiohttp import web
 from harness_support import settings_for
 
 from conformance.cli import main
-from conformance.embedded import EmbeddedMock
 from conformance.model import RunResult
 from conformance.rules import CATALOG
-from conformance.runner import execute
+from conformance.run.runner import execute
+from conformance.target.embedded import EmbeddedMock
 
 KEY_ERROR = {"error": {"message": "Incorrect API key provided", "type": "invalid_request_error",
                        "param": None, "code": "invalid_api_key"}}

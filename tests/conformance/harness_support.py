@@ -10,8 +10,8 @@ from collections.abc import Iterable
 import spec
 from conformance.model import Rule, RunResult
 from conformance.rules import CATALOG
-from conformance.runner import execute
-from conformance.settings import Settings
+from conformance.run.runner import execute
+from conformance.run.settings import Settings
 from conformance.sse import SSEParser
 from conformance.transport import Exchange, Limits, RecordedRequest, Termination, Timings
 

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from conformance.embedded import EmbeddedMock
+from conformance.target.embedded import EmbeddedMock
 
 pytestmark = pytest.mark.lm_eval
 

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from mock_live import ENGINE, MODEL, LiveServer, call
 
-from conformance.embedded import EmbeddedMock, serving_args
+from conformance.target.embedded import EmbeddedMock, serving_args
 from mockserver import MockConfig
 
 STORY = "Once upon a time there was a little cat who lived in a house by the sea"

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from conformance.embedded import EmbeddedMock
+from conformance.target.embedded import EmbeddedMock
 
 
 @pytest.fixture(scope="session")

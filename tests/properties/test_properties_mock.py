@@ -17,9 +17,9 @@ from hypothesis import strategies as st
 from properties_support import deterministic, fold_sse
 
 import spec
-from conformance.embedded import EmbeddedMock
+from conformance.contract.validity import classify
 from conformance.strategies import InvalidRequest, completion_requests, invalid_completion_requests
-from conformance.validity import classify
+from conformance.target.embedded import EmbeddedMock
 
 PROFILES = ("openai", "openai-compatible", "friendli")
 SMALL = settings(max_examples=15, deadline=None, database=None,

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from conformance.fuzz.exchange import recorded_request
 from conformance.fuzz.stream import MEDIA_TYPE, parse_stream
-from conformance.settings import MAX_TOTAL_BYTES
+from conformance.run.settings import MAX_TOTAL_BYTES
 from conformance.transport import Exchange, Termination, Timings
 from conformance.transport.decoding import make_decoder
 

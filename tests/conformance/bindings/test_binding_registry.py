@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 
 from conformance.bindings.binders import BINDERS, binder, binder_for
-from conformance.check_context import CheckContext
 from conformance.model import Level, NamedRegistry, Registry, SourceKind
 from conformance.rules import CATALOG
+from conformance.run.check_context import CheckContext
 
 
 def _check(ctx: CheckContext) -> None:

@@ -16,10 +16,10 @@ import pytest
 from harness_support import FAST_LIMITS, not_passing, run_catalog
 
 import spec
-from conformance.embedded import EmbeddedMock
 from conformance.model import Level, Verdict
 from conformance.model.coverage import dangling_pointers
 from conformance.rules import CATALOG, FUZZ_CHECKS
+from conformance.target.embedded import EmbeddedMock
 from conformance.transport import Limits
 
 FAULTS = subprocess.run(

@@ -23,10 +23,10 @@ import pytest
 from harness_support import MODEL, not_passing, settings_for
 from rewriting_front import Answer, Rewrite, as_sent, front
 
-from conformance.embedded import EmbeddedMock
 from conformance.model import RunResult
 from conformance.rules import CATALOG
-from conformance.runner import execute
+from conformance.run.runner import execute
+from conformance.target.embedded import EmbeddedMock
 
 GATEWAY_HEADERS = {
     "x-portkey-trace-id": "5d1c2b8e-2f0e-4f57-9c7a-3f1f1f0e9a11",

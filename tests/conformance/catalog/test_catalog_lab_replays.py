@@ -22,9 +22,9 @@ import yaml
 
 import spec
 from conformance.cli import main
-from conformance.embedded import EmbeddedMock
 from conformance.model.coverage import dangling_in_report
 from conformance.rules import CATALOG
+from conformance.target.embedded import EmbeddedMock
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "lab"
 TABLE: dict[str, Any] = yaml.safe_load((FIXTURES / "verdicts.yaml").read_text(encoding="utf-8"))

@@ -74,8 +74,8 @@ def test_the_harness_never_imports_the_mock_or_the_engine() -> None:
     import subprocess
     import sys
 
-    modules = ("conformance.cli", "conformance.runner", "conformance.rules",
-               "conformance.probes", "conformance.reporting", "conformance.pytest_support")
+    modules = ("conformance.cli", "conformance.run.runner", "conformance.rules",
+               "conformance.probes", "conformance.reporting", "conformance.pytest_plugin.support")
     code = (f"import importlib, sys; [importlib.import_module(m) for m in {modules!r}]; "
             "print([m for m in sys.modules if m.split('.')[0] in "
             "('mockserver', 'reference_engine')])")

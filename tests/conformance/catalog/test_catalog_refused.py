@@ -9,10 +9,10 @@ import dataclasses
 
 from harness_support import not_passing, settings_for
 
-from conformance.embedded import EmbeddedMock
 from conformance.model import RunResult, Verdict
 from conformance.rules import CATALOG
-from conformance.runner import execute
+from conformance.run.runner import execute
+from conformance.target.embedded import EmbeddedMock
 
 PROMPT_LIST_RULES = ("INDICES-003", "INDICES-004", "USAGE-007")
 
@@ -27,7 +27,7 @@ def run(mock: EmbeddedMock, *, without: frozenset[str] = frozenset(),
 def test_a_prompt_list_failed_with_a_5xx_is_errors_008s_alone(mock: EmbeddedMock) -> None:
     """One cause, one finding: the server broke on a valid request (HTTP 500), so ERRORS-008
     fails it, a case each, and the rules of prompt lists SKIP naming ERRORS-008 (a refusal
-    for the request's form, a 400, still fails them: tests/conformance/runner/
+    for the request's form, a 400, still fails them: tests/conformance/run/
     test_runner_one_cause.py)."""
     result = run(mock)
     failing = not_passing(result)

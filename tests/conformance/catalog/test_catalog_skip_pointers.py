@@ -18,7 +18,7 @@ from word_vocab_server import WordServer, start
 from conformance.model import RunResult, Verdict
 from conformance.model.coverage import dangling_in_report, dangling_pointers
 from conformance.rules import CATALOG
-from conformance.runner import execute
+from conformance.run.runner import execute
 
 
 def run(server: WordServer) -> RunResult:

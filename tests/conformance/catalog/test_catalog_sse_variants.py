@@ -18,9 +18,9 @@ import pytest
 from aiohttp import web
 from harness_support import not_passing, settings_for
 
-from conformance.embedded import EmbeddedMock
 from conformance.rules import CATALOG
-from conformance.runner import execute
+from conformance.run.runner import execute
+from conformance.target.embedded import EmbeddedMock
 
 Rewrite = Callable[[bytes], bytes]
 

@@ -17,7 +17,7 @@ import pytest
 from harness_support import not_passing, run_catalog
 
 import spec
-from conformance.embedded import EmbeddedMock
+from conformance.target.embedded import EmbeddedMock
 
 VARIANTS = [
     line.split("\t", 1)[0]

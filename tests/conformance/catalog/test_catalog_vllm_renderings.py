@@ -25,9 +25,9 @@ import pytest
 from harness_support import not_passing, settings_for
 from rewriting_front import Answer, Rewrite, front
 
-from conformance.embedded import EmbeddedMock
 from conformance.rules import CATALOG
-from conformance.runner import execute
+from conformance.run.runner import execute
+from conformance.target.embedded import EmbeddedMock
 
 Events = list[Any]
 """The decoded ``data`` of a stream's events (``[DONE]`` as the string)."""

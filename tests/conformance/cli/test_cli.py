@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from conformance.cli import main
-from conformance.embedded import EmbeddedMock
 from conformance.rules import CATALOG
+from conformance.target.embedded import EmbeddedMock
 
 SECRET_KEY = "sk-test-TOPSECRET-0001"
 SECRET_HEADER = "hv-TOPSECRET-0002"

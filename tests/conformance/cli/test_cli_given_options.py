@@ -1,4 +1,4 @@
-"""The reports echo the options a run was given (``conformance.given_options``): only those
+"""The reports echo the options a run was given (``conformance.run.given_options``): only those
 that change what was sent or judged, only when not the default, and never a secret."""
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ import json
 from pathlib import Path
 
 from conformance.cli import _parser, main
-from conformance.embedded import EmbeddedMock
-from conformance.given_options import given_options
+from conformance.run.given_options import given_options
+from conformance.target.embedded import EmbeddedMock
 
 
 def _given(*argv: str) -> tuple[str, ...]:

@@ -12,7 +12,7 @@ from aiohttp import web
 import spec
 from conformance.client import BudgetExhausted, Client, retry_after
 from conformance.probes.model import Probe, ProbeSession
-from conformance.settings import Settings
+from conformance.run.settings import Settings
 from conformance.transport import Exchange, RecordedRequest, Termination, Timings, open_session
 
 

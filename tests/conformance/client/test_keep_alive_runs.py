@@ -12,7 +12,7 @@ import pytest
 from keep_alive_relay import Relay, relay
 
 from conformance.cli import main
-from conformance.embedded import EmbeddedMock
+from conformance.target.embedded import EmbeddedMock
 
 
 def run(url: str, report: Path) -> tuple[int, dict, str]:

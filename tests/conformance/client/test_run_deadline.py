@@ -22,8 +22,8 @@ from first_contact_support import catalog, cli, closing_server, gatekeeper, one_
 from test_client import settings
 
 from conformance.client import Client, DeadlineReached, ServerSilent
-from conformance.embedded import EmbeddedMock
 from conformance.model import Verdict
+from conformance.target.embedded import EmbeddedMock
 from conformance.transport import Exchange, Limits, Termination, open_session
 
 SILENCE = "the server stopped answering: 3 requests in a row got no answer within --timeout 1 s"

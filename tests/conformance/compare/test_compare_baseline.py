@@ -12,7 +12,7 @@ import yaml
 
 from conformance.cli import main
 from conformance.compare.baseline import load_baseline
-from conformance.embedded import EmbeddedMock
+from conformance.target.embedded import EmbeddedMock
 
 LAB = Path(__file__).resolve().parents[2] / "fixtures" / "lab"
 RULES = ("--select", "USAGE-*,SSE-*", "-q")

@@ -13,7 +13,7 @@ import pytest
 
 from conformance.cli import main
 from conformance.compare import ChangeKind, diff_reports, load_report
-from conformance.embedded import EmbeddedMock
+from conformance.target.embedded import EmbeddedMock
 
 REPO = Path(__file__).resolve().parents[3]
 LAB = REPO / "tests" / "fixtures" / "lab"

@@ -12,7 +12,7 @@ import pytest
 import yaml
 
 from conformance.cli import main
-from conformance.embedded import EmbeddedMock
+from conformance.target.embedded import EmbeddedMock
 
 REPO = Path(__file__).resolve().parents[3]
 LAB = REPO / "tests" / "fixtures" / "lab"

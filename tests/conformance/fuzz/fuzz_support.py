@@ -15,9 +15,9 @@ import schemathesis
 import spec
 from conformance.bindings.sample import Sample
 from conformance.cli import main
+from conformance.contract.validity import classify
 from conformance.fuzz.exchange import to_exchange
-from conformance.settings import Settings
-from conformance.validity import classify
+from conformance.run.settings import Settings
 
 MODEL = "reference-ngram"
 OPENAI_URL = "http://127.0.0.1:9/v1/completions"

@@ -6,9 +6,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 
 import spec
+from conformance.contract.validity import classify
 from conformance.fuzz.bodies import Caps, cap, servable, within_token_space
 from conformance.strategies import completion_requests
-from conformance.validity import classify
 
 OPENAI = spec.get_profile("openai")
 COMPATIBLE = spec.get_profile("openai-compatible")

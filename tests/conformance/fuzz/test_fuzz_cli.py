@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from fuzz_support import run_cli
 
-from conformance.embedded import EmbeddedMock
+from conformance.target.embedded import EmbeddedMock
 
 SMALL = ["--max-examples", "15", "--seed", "1", "--workers", "2", "-q"]
 """15 examples reach every shape a rule needs (echo with logprobs, n samples, ...) for some

@@ -18,7 +18,6 @@ from fuzz_support import MODEL, found_rules, run_cli
 from hypothesis.database import DirectoryBasedExampleDatabase, InMemoryExampleDatabase
 
 import spec
-from conformance.embedded import EmbeddedMock
 from conformance.errors import UsageError
 from conformance.fuzz import FuzzConfig, fuzz
 from conformance.fuzz.example_db import (
@@ -30,7 +29,8 @@ from conformance.fuzz.example_db import (
     search_scope,
 )
 from conformance.fuzz.replay import Entry, failures_key
-from conformance.settings import Settings
+from conformance.run.settings import Settings
+from conformance.target.embedded import EmbeddedMock
 
 REDIS_START = 10.0
 """Seconds a redis-server of a test may take to answer its first PING."""

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from fuzz_support import findings, found_rules, run_cli
 
-from conformance.embedded import EmbeddedMock
+from conformance.target.embedded import EmbeddedMock
 
 REPRESENTATIVE = {
     "invalid-input-500": {"ERRORS-002", "FUZZ-001"},
@@ -76,7 +76,7 @@ def test_the_shrunk_reproduction_reproduces(mock: EmbeddedMock, tmp_path: Path) 
 
 def test_a_refused_valid_request_is_schemathesis_acceptance_finding_only(
         mock: EmbeddedMock, tmp_path: Path) -> None:
-    """The run fails every rule whose probe was refused (conformance/check_context.py); the
+    """The run fails every rule whose probe was refused (conformance/run/check_context.py); the
     fuzzer does not: its mutations may make a request the contract calls valid unfit to
     answer, so acceptance is schemathesis's positive_data_acceptance alone (a live fuzz of
     Prism, answering 415 to a mutated media type, got six LOGPROBS findings for it)."""

@@ -11,13 +11,13 @@ from fuzz_support import chunk, completion, found_rules, run_cli, sample, settin
 from hypothesis import HealthCheck, given
 from hypothesis import settings as hypothesis_settings
 
-from conformance.embedded import EmbeddedMock
 from conformance.fuzz.bodies import Caps
 from conformance.fuzz.checks import FuzzRun, judge, select_rules
 from conformance.fuzz.produced import KNOWN_TOKENS, Produced, baseline_body
 from conformance.fuzz.shrink import choices_of, reductions
 from conformance.rules import CATALOG
 from conformance.strategies import independent_samples, stop_pieces, stop_requests
+from conformance.target.embedded import EmbeddedMock
 
 STOP = CATALOG.get("STOP-001")
 INDEPENDENT = CATALOG.get("PARAMS-004")

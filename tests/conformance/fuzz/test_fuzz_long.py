@@ -14,8 +14,8 @@ import pytest
 from fuzz_support import found_rules, run_cli
 
 import spec
-from conformance.embedded import EmbeddedMock
 from conformance.rules import FUZZ_CHECKS
+from conformance.target.embedded import EmbeddedMock
 
 FAULTS = subprocess.run(
     [sys.executable, "-m", "mockserver", "--list-faults"],

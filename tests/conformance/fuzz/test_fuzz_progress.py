@@ -17,7 +17,6 @@ from fuzz_support import run_cli
 from schemathesis.engine import events
 from schemathesis.engine.run import Phase, PhaseName
 
-from conformance.embedded import EmbeddedMock
 from conformance.fuzz.campaign import _on_event
 from conformance.fuzz.config import FuzzResult
 from conformance.fuzz.findings import FindingCollector
@@ -33,6 +32,7 @@ from conformance.fuzz.progress import (
     reporter,
     status_text,
 )
+from conformance.target.embedded import EmbeddedMock
 
 REPO = Path(__file__).resolve().parents[3]
 

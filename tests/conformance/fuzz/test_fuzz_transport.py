@@ -16,9 +16,9 @@ from fuzz_support import findings, run_cli, serving
 from keep_alive_relay import Relay, relay, relay_alone
 
 import spec
-from conformance.embedded import EmbeddedMock
 from conformance.fuzz.guard import RequestBudgetSpent, RequestGuard
 from conformance.fuzz.transport import GuardedOpenApiSchema, guard_schema
+from conformance.target.embedded import EmbeddedMock
 from conformance.transport import Network, to_curl
 
 BODY = {"model": "m", "prompt": "Hi", "max_tokens": 1}

@@ -21,7 +21,7 @@ from test_fuzz_bounded import Answer, hostile
 
 from conformance.cli import main
 from conformance.fuzz.answered import unjudged
-from conformance.target_options import TargetOptions
+from conformance.target.options import TargetOptions
 
 QUICK = ("--seed", "1", "--phases", "examples", "--max-examples", "2")
 """A small search: the examples phase sends a few valid and invalid requests."""

@@ -23,7 +23,7 @@ from judge_support import (
 )
 
 from conformance.cli import main
-from conformance.embedded import EmbeddedMock
+from conformance.target.embedded import EmbeddedMock
 
 
 def judge(*args: str) -> tuple[int, str, str]:

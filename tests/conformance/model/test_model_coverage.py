@@ -8,7 +8,6 @@ import json
 from pathlib import Path
 
 from conformance.cli import main
-from conformance.embedded import EmbeddedMock
 from conformance.model import RuleResult, Verdict
 from conformance.model.coverage import (
     BROKEN,
@@ -19,6 +18,7 @@ from conformance.model.coverage import (
     skip_group,
 )
 from conformance.rules import CATALOG
+from conformance.target.embedded import EmbeddedMock
 
 
 def cli(*argv: str) -> tuple[int, str]:

@@ -10,10 +10,10 @@ import asyncio
 from harness_support import run_catalog, settings_for
 from repeating_server import RepeatingServer, start
 
-from conformance.embedded import EmbeddedMock
 from conformance.model import RunResult
 from conformance.rules import CATALOG
-from conformance.runner import execute
+from conformance.run.runner import execute
+from conformance.target.embedded import EmbeddedMock
 
 JUDGED = ("LOGPROBS-002", "PARAMS-002", "PARAMS-003", "SAMPLING-001", "SAMPLING-002")
 

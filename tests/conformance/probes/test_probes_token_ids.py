@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 
 from conformance.cli import main
-from conformance.embedded import EmbeddedMock
+from conformance.target.embedded import EmbeddedMock
 
 
 def run(url: str, faults: str, report: Path) -> dict[str, dict]:

@@ -13,7 +13,7 @@ from word_vocab_server import WordServer, start
 
 from conformance.model import RunResult
 from conformance.rules import CATALOG
-from conformance.runner import execute
+from conformance.run.runner import execute
 
 RULES = ("PARAMS-002", "PARAMS-003")
 

@@ -10,10 +10,10 @@ import xml.etree.ElementTree as ET
 import pytest
 from harness_support import run_catalog
 
-from conformance.embedded import EmbeddedMock
 from conformance.model import RunResult
 from conformance.reporting import html_report, junit_xml, report_json, write_console
 from conformance.reporting.junit import xml_safe
+from conformance.target.embedded import EmbeddedMock
 
 
 @pytest.fixture(scope="module")

@@ -20,11 +20,11 @@ from harness_support import chunk, frames, run_catalog, sse_exchange
 from html_support import Page, read_page
 
 from conformance.cli import main
-from conformance.embedded import EmbeddedMock
 from conformance.model import Finding, RunResult, Verdict
 from conformance.reporting import html_report
 from conformance.reporting.html_exchanges import BODY_LIMIT, EVENT_LIMIT, exchange_html
 from conformance.reporting.json_report import VERSION
+from conformance.target.embedded import EmbeddedMock
 from conformance.transport import Termination
 
 FAULTS = ["usage-total-wrong", "text-after-finish", "best-of-ignored"]

@@ -17,13 +17,13 @@ import pytest
 from harness_support import chunk, frames, run_catalog, sse_exchange
 from report_checks import check_report, schema_errors
 
-from conformance.embedded import EmbeddedMock
 from conformance.model import Level, RunResult, RunStats, Target, Verdict
 from conformance.model.coverage import SKIP_GROUPS
 from conformance.model.verdicts import SourceKind
 from conformance.reporting import junit_xml, report_json, report_schema
 from conformance.reporting.json_report import FORMAT_VERSION
 from conformance.rules import CATALOG
+from conformance.target.embedded import EmbeddedMock
 from conformance.transport import Exchange, RecordedRequest, Termination, Timings
 
 REPO = Path(__file__).resolve().parents[3]

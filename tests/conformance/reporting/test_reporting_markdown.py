@@ -12,11 +12,11 @@ import pytest
 from harness_support import run_catalog
 
 from conformance.cli import main
-from conformance.embedded import EmbeddedMock
 from conformance.model import Finding, RuleResult, RunResult, RunStats, Target, Verdict
 from conformance.reporting import markdown_summary, summary_destinations
 from conformance.reporting.markdown import MAX_BYTES, fenced, inline
 from conformance.rules import CATALOG
+from conformance.target.embedded import EmbeddedMock
 
 TARGET = Target("http://127.0.0.1:1/v1", "openai", "m", ())
 HOSTILE = "a|b `code` <script>alert(1)</script> $x$ *bold* [link](http://x) ~~s~~ \\ &amp;\nline 2"

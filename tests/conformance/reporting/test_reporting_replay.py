@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from conformance.cli import main
-from conformance.embedded import EmbeddedMock
+from conformance.target.embedded import EmbeddedMock
 
 
 def run_json(report: Path, *argv: str) -> dict:

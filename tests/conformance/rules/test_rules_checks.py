@@ -9,8 +9,8 @@ from harness_support import MODEL, chunk, frames, json_exchange, rule, sse_excha
 import spec
 from conformance.model import Level, Rule, SourceKind
 from conformance.probes import ProbeOutcome
-from conformance.runner import evaluate
-from conformance.settings import Settings
+from conformance.run.runner import evaluate
+from conformance.run.settings import Settings
 from conformance.transport import Exchange
 
 PROFILE = spec.get_profile("openai")

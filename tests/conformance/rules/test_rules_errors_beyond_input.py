@@ -11,8 +11,8 @@ from harness_support import MODEL, json_exchange, rule
 
 import spec
 from conformance.probes import ProbeOutcome
-from conformance.runner import evaluate
-from conformance.settings import Settings
+from conformance.run.runner import evaluate
+from conformance.run.settings import Settings
 from conformance.transport import Exchange
 
 UNNAMED = {"prompt": "A list is", "max_tokens": 4, "temperature": 0}

@@ -24,8 +24,8 @@ from raw_server import read_request, serve_raw
 
 from conformance.model import RunResult
 from conformance.rules import CATALOG
-from conformance.runner import execute
-from conformance.settings import default_limits
+from conformance.run.runner import execute
+from conformance.run.settings import default_limits
 from conformance.transport import Limits
 from conformance.wire_json import MAX_JSON_DEPTH
 

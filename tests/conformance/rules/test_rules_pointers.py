@@ -10,8 +10,8 @@ import spec
 from conformance.model import RuleResult
 from conformance.model.coverage import dangling_pointers
 from conformance.probes import ProbeOutcome
-from conformance.runner import evaluate
-from conformance.settings import Settings
+from conformance.run.runner import evaluate
+from conformance.run.settings import Settings
 
 OPENAI = spec.get_profile("openai")
 SETTINGS = Settings("http://x.test/v1", OPENAI, MODEL, OPENAI.features)

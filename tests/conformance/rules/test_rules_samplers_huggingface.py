@@ -10,8 +10,8 @@ import spec
 from conformance.probes import ProbeOutcome
 from conformance.probes.samplers_huggingface import BASELINES
 from conformance.rules.samplers_huggingface import first_repeat, repeated_ngram
-from conformance.runner import evaluate
-from conformance.settings import Settings
+from conformance.run.runner import evaluate
+from conformance.run.settings import Settings
 
 PROFILE = spec.get_profile("friendli")
 SETTINGS = Settings("http://x.test/dedicated/v1", PROFILE, MODEL, PROFILE.features)

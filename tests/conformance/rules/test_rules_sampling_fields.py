@@ -10,8 +10,8 @@ import spec
 from conformance.probes import ProbeOutcome
 from conformance.probes.samplers_huggingface import BASELINES
 from conformance.probes.sampling_fields import first_word
-from conformance.runner import evaluate
-from conformance.settings import Settings
+from conformance.run.runner import evaluate
+from conformance.run.settings import Settings
 
 FRIENDLI = spec.get_profile("friendli")
 OPENAI = spec.get_profile("openai")

@@ -8,8 +8,8 @@ import pytest
 from hypothesis import HealthCheck, Phase, find, given, settings
 
 import spec
+from conformance.contract.validity import classify
 from conformance.strategies import InvalidRequest, invalid_completion_requests
-from conformance.validity import classify
 
 PROFILES = ("openai", "openai-compatible", "friendli")
 

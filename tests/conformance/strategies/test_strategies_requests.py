@@ -10,13 +10,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import spec
+from conformance.contract.validity import classify
 from conformance.strategies import (
     completion_requests,
     invalid_completion_requests,
     prompts,
     stop_sequences,
 )
-from conformance.validity import classify
 
 PROFILES = ("openai", "openai-compatible", "friendli")
 QUICK = settings(max_examples=60, deadline=None, database=None,

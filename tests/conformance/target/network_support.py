@@ -20,7 +20,7 @@ from urllib.parse import urlsplit
 
 import trustme
 
-from conformance.embedded import EmbeddedMock
+from conformance.target.embedded import EmbeddedMock
 
 
 @dataclass(frozen=True)

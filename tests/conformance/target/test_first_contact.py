@@ -31,10 +31,10 @@ from first_contact_support import (
 )
 from network_support import LoopbackProxy, TLSKit, loopback_proxy
 
-from conformance.embedded import EmbeddedMock
 from conformance.model import Verdict
 from conformance.model.coverage import dangling_pointers
 from conformance.rules import CATALOG
+from conformance.target.embedded import EmbeddedMock
 
 # -- one table of connection and URL mistakes ---------------------------------------------
 

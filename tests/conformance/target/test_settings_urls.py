@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import spec
-from conformance.settings import Settings
+from conformance.run.settings import Settings
 
 
 def settings(profile: str, base_url: str) -> Settings:

@@ -21,7 +21,7 @@ import pytest
 from network_support import LoopbackProxy, TLSKit, loopback_proxy
 
 from conformance.cli import main
-from conformance.embedded import EmbeddedMock
+from conformance.target.embedded import EmbeddedMock
 
 PROXY_VARIABLES = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY")
 SECRET = "s3cret-proxy-pass"

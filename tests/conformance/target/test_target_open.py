@@ -14,11 +14,11 @@ import pytest
 
 import spec
 from conformance.cli import main
-from conformance.embedded import EmbeddedMock
 from conformance.errors import HarnessError, UsageError
-from conformance.open_target import OpenTarget, open_target
-from conformance.resolved_target import ResolvedTarget, resolve_target
-from conformance.target_options import TargetOptions
+from conformance.target.embedded import EmbeddedMock
+from conformance.target.opening import OpenTarget, open_target
+from conformance.target.options import TargetOptions
+from conformance.target.resolved import ResolvedTarget, resolve_target
 
 
 def reachable(base_url: str) -> bool:

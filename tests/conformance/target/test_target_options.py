@@ -1,5 +1,5 @@
 """One table of target options drives ``conformance run``, ``conformance fuzz`` and the pytest
-plugin: each row's flags must give the same :class:`~conformance.settings.Settings` in all three
+plugin: each row's flags must give the same :class:`~conformance.run.settings.Settings` in all three
 (``--NAME`` on the command line, ``--conformance-NAME`` in pytest)."""
 
 from __future__ import annotations
@@ -13,13 +13,13 @@ from network_support import TLSKit, loopback_proxy
 
 import conformance.fuzz.cli  # noqa: F401 - imported once: pytester forgets what a test imports
 from conformance.cli import _parser
-from conformance.embedded import EmbeddedMock
 from conformance.errors import UsageError
-from conformance.open_target import open_target
-from conformance.pytest_support import settings_for
-from conformance.resolved_target import resolve_target
-from conformance.settings import Settings
-from conformance.target_options import TARGET_OPTIONS, target_from_args
+from conformance.pytest_plugin.support import settings_for
+from conformance.run.settings import Settings
+from conformance.target.embedded import EmbeddedMock
+from conformance.target.opening import open_target
+from conformance.target.options import TARGET_OPTIONS, target_from_args
+from conformance.target.resolved import resolve_target
 
 pytest_plugins = ["pytester"]
 

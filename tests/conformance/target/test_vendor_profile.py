@@ -12,8 +12,8 @@ import yaml
 
 import spec
 from conformance.cli import main
-from conformance.embedded import EmbeddedMock
 from conformance.rules import CATALOG
+from conformance.target.embedded import EmbeddedMock
 
 SHIPPED = Path(spec.__file__).parent / "profiles" / "openai-compatible.yaml"
 

@@ -16,9 +16,9 @@ import json
 import pytest
 from first_contact_support import Refuse, catalog, gatekeeper
 
-from conformance.embedded import EmbeddedMock
 from conformance.model import Verdict
 from conformance.model.coverage import dangling_pointers
+from conformance.target.embedded import EmbeddedMock
 
 PROMPT_LIST_RULES = {"INDICES-003", "INDICES-004", "USAGE-007"}
 

@@ -18,7 +18,7 @@ from typing import Literal
 from jsonschema.exceptions import best_match
 
 import spec
-from conformance.fastschema import surely_valid
+from conformance.contract.fastschema import surely_valid
 from spec import JSON
 
 Kind = Literal["valid", "schema", "unknown-field", "limit", "cross-field", "ignorable"]

@@ -4,10 +4,10 @@ Before the catalog sends its ~60 requests, one ``GET <base URL>/models`` (the pr
 listing, or the same path as a plain reachability test for a profile without one) says whether
 the run can mean anything. A target that cannot be reached, refuses the API key (401 / 403) or
 stays rate-limited through the retries stops the run here with one line and exit status 2
-(:mod:`conformance.diagnosis`), never with verdicts. A base URL that misses ``/v1`` (its
+(:mod:`conformance.target.diagnosis`), never with verdicts. A base URL that misses ``/v1`` (its
 ``/models`` is 404 where ``/v1/models`` answers) is a usage error saying which URL was meant
 (one that names the operation itself, ``.../v1/completions``, is found before anything is
-sent: :func:`conformance.target_checks.check_base_url`).
+sent: :func:`conformance.target.checks.check_base_url`).
 
 The request goes through :class:`~conformance.client.Client` like every other (the run's
 headers, limits and retries), with a budget of its own: it never eats ``--max-requests``.
@@ -19,13 +19,13 @@ from collections.abc import Callable
 from urllib.parse import urlsplit
 
 from conformance.client import Client
+from conformance.errors import HarnessError, UsageError
+from conformance.run.settings import Settings, join_url
+from conformance.target.options import TargetOptions
 from conformance.transport import Exchange, open_session
 from conformance.wire_json import parse_json
 
 from . import diagnosis
-from .errors import HarnessError, UsageError
-from .settings import Settings, join_url
-from .target_options import TargetOptions
 
 
 async def first_contact(

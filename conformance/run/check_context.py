@@ -7,18 +7,18 @@ dropped connection, bytes that are not UTF-8, JSON that does not parse), it gets
 defect FAILs the rule that owns it and SKIPs the ones built on top of it.
 
 A request refused as a whole (401 / 403, 404 on the completions path, 429 / 503 after
-retries, no answer: :mod:`conformance.refusal`) says nothing about the behaviour a rule
+retries, no answer: :mod:`conformance.run.refusal`) says nothing about the behaviour a rule
 requires: the accessors raise NotApplicable naming the refusal, and a rule that judged no
 exchange at all SKIPs (:attr:`CheckContext.judged` stays empty), never PASSes.
 
 A valid request the server failed (a 5xx, or a 4xx about neither its form nor the caller:
-:func:`conformance.refusal.failed_valid`) is refused the same way, but named as ERRORS-008's:
+:func:`conformance.run.refusal.failed_valid`) is refused the same way, but named as ERRORS-008's:
 that rule fails it, a case each, and every rule that needed the answer SKIPs pointing there,
 MUST and SHOULD alike (one cause, one finding: a gateway whose upstream is down is one FAIL,
 not forty).
 
 One defect is not layered away: a valid request the rule needs that the server rejects for its
-form (400, 422: :data:`conformance.refusal.FORM_STATUSES`). The server says it does not take
+form (400, 422: :data:`conformance.run.refusal.FORM_STATUSES`). The server says it does not take
 what the rule requires, and the profile says it should, so the rule FAILs naming the exchange
 (as ERRORS-008 does): a server without prompt lists fails the rules of prompt lists, and the
 finding says which ``--no-feature`` would state that instead. A skipped rule would hide that
@@ -43,8 +43,8 @@ from contextlib import contextmanager
 import spec
 from conformance.model import HarnessProblem, NotApplicable, Rule, Violation
 from conformance.probes.model import ProbeOutcome
-from conformance.refusal import Refusal, refusal_of, summary
-from conformance.settings import Settings
+from conformance.run.refusal import Refusal, refusal_of, summary
+from conformance.run.settings import Settings
 from conformance.transport import Exchange, Termination
 from conformance.views import StreamView
 from conformance.views.endings import cut_off, unfinished, unsound
@@ -133,7 +133,7 @@ class CheckContext:
 
     def exchange(self, probe: str, key: str, *, judge_refusal: bool = False) -> Exchange:
         """The recorded exchange; NotApplicable when it was not sent or was refused as a whole
-        (:mod:`conformance.refusal`). ``judge_refusal``: no answer at all is what the rule
+        (:mod:`conformance.run.refusal`). ``judge_refusal``: no answer at all is what the rule
         judges (a server that stops answering after invalid input), so it is returned."""
         outcome = self.outcome(probe)
         exchange = outcome.exchanges.get(key)

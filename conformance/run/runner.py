@@ -13,10 +13,7 @@ from collections.abc import Iterable, Mapping
 from datetime import datetime, timezone
 from typing import Protocol
 
-from conformance import refusal
-from conformance.check_context import CheckContext
 from conformance.client import Client, RunStopped
-from conformance.latency import Latency, chunk_times
 from conformance.model import (
     Finding,
     HarnessProblem,
@@ -31,7 +28,10 @@ from conformance.model import (
     Violation,
 )
 from conformance.probes import PROBES, ProbeOutcome, ProbeSession, probe_closure
-from conformance.settings import Settings
+from conformance.run import refusal
+from conformance.run.check_context import CheckContext
+from conformance.run.latency import Latency, chunk_times
+from conformance.run.settings import Settings
 from conformance.transport import Exchange, open_session, redact_url, to_curl
 from conformance.views import StreamView
 

@@ -1,10 +1,10 @@
 """The target opened for a run: the embedded mock started, the target reached once, the model
 found; shared by ``conformance run``, ``conformance fuzz`` and the pytest plugin.
 
-:func:`open_target` is a context manager over a :class:`~conformance.resolved_target.
+:func:`open_target` is a context manager over a :class:`~conformance.target.resolved.
 ResolvedTarget`. Without ``--base-url`` it starts the embedded mock (:mod:`conformance.
 embedded`) for the profile and stops it when the block ends, however it ends. Then it makes
-the first contact (:func:`~conformance.first_contact.first_contact`): a target that cannot be
+the first contact (:func:`~conformance.target.first_contact.first_contact`): a target that cannot be
 reached, refuses the key or stays rate-limited is one line (:class:`HarnessError`) before the
 run sends anything else, and without ``--model`` the model is the first one the listing gives.
 """
@@ -17,12 +17,11 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
+from conformance.run.settings import Settings, join_url
+from conformance.target.embedded import EmbeddedMock, serving_args
+from conformance.target.first_contact import first_contact
+from conformance.target.resolved import ResolvedTarget
 from conformance.transport import Exchange
-
-from .embedded import EmbeddedMock, serving_args
-from .first_contact import first_contact
-from .resolved_target import ResolvedTarget
-from .settings import Settings, join_url
 
 MOCK_STARTING = "starting the embedded mock server"
 """What ``announce`` is told before the embedded mock starts (it takes a second or two)."""

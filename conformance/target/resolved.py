@@ -1,13 +1,13 @@
 """The target of a run, resolved once from its options and the environment.
 
 ``conformance run``, ``conformance fuzz`` and the pytest plugin read the same options
-(:mod:`conformance.target_options`) and hand them to :func:`resolve_target`, the one place
+(:mod:`conformance.target.options`) and hand them to :func:`resolve_target`, the one place
 they become a :class:`ResolvedTarget`: the :class:`spec.Profile` object, the headers, the
 claimed features, the API key, the TLS trust and proxy, the budgets. Every check that needs no
-network runs here (:mod:`conformance.target_checks`, :mod:`conformance.connection_options`),
+network runs here (:mod:`conformance.target.checks`, :mod:`conformance.target.connection_options`),
 so a wrong flag is one line naming it before a mock is started or a request sent. What is
 known only once the target is reached (the embedded mock's URL, a model from the listing) is
-:func:`conformance.open_target.open_target`'s to fill in; everything below takes the result
+:func:`conformance.target.opening.open_target`'s to fill in; everything below takes the result
 as it is and never reads the environment.
 """
 
@@ -18,12 +18,17 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 import spec
-
-from .connection_options import pick_network
-from .errors import UsageError
-from .settings import Settings, default_limits
-from .target_checks import check_limits, check_where, parse_headers, pick_features, pick_profile
-from .target_options import TargetOptions
+from conformance.errors import UsageError
+from conformance.run.settings import Settings, default_limits
+from conformance.target.checks import (
+    check_limits,
+    check_where,
+    parse_headers,
+    pick_features,
+    pick_profile,
+)
+from conformance.target.connection_options import pick_network
+from conformance.target.options import TargetOptions
 
 API_KEY_VARIABLES = ("CONFORMANCE_API_KEY", "OPENAI_API_KEY")
 
@@ -34,11 +39,11 @@ class ResolvedTarget:
 
     options: TargetOptions
     """The options as given: ``options.flag`` spells one the way its front end does, for the
-    messages of the first contact and of a refused run (:mod:`conformance.diagnosis`)."""
+    messages of the first contact and of a refused run (:mod:`conformance.target.diagnosis`)."""
     settings: Settings
     """What the run is configured with. Against the embedded mock its ``base_url`` is empty
     until the mock runs, and without ``--model`` its ``model`` is empty until the first
-    contact finds one: :func:`~conformance.open_target.open_target` gives the complete one."""
+    contact finds one: :func:`~conformance.target.opening.open_target` gives the complete one."""
     embedded: bool
     """The embedded mock is the target (no ``--base-url``)."""
 

@@ -4,7 +4,7 @@ Everything the user can get wrong on the command line is found here, before a mo
 or a request sent, with a message naming the flag as the front end spells it (``--profile``,
 or ``--conformance-profile`` under pytest) and the value (:class:`UsageError`, exit status 2):
 an unknown profile or feature, a header without a colon, a count out of range, a base URL that
-is not one, a FriendliAI run without ``--model``. :func:`conformance.resolved_target.
+is not one, a FriendliAI run without ``--model``. :func:`conformance.target.resolved.
 resolve_target` runs them in this order and keeps what they return.
 """
 
@@ -17,9 +17,8 @@ from urllib.parse import urlsplit
 import yaml
 
 import spec
-
-from .errors import UsageError
-from .target_options import TargetOptions
+from conformance.errors import UsageError
+from conformance.target.options import TargetOptions
 
 DEFAULT_PROFILE = "openai"
 MIN_MAX_TOKENS = 4

@@ -21,18 +21,18 @@ from conformance.compare.baseline import (
     result_cases,
 )
 from conformance.compare.reports import ReportError
-from conformance.diagnosis import refused_run
 from conformance.errors import HarnessError, UsageError
 from conformance.model import Rule, RuleResult, RunResult, Verdict
 from conformance.model.timing import rule_seconds
-from conformance.open_target import open_target
 from conformance.reporting.text import finding_lines
-from conformance.resolved_target import ResolvedTarget, resolve_target
 from conformance.rules import CATALOG
-from conformance.runner import execute
-from conformance.settings import Settings
-from conformance.target_checks import split_list
-from conformance.target_options import target_from_pytest
+from conformance.run.runner import execute
+from conformance.run.settings import Settings
+from conformance.target.checks import split_list
+from conformance.target.diagnosis import refused_run
+from conformance.target.opening import open_target
+from conformance.target.options import target_from_pytest
+from conformance.target.resolved import ResolvedTarget, resolve_target
 from conformance.transport import Exchange, open_session
 from conformance.views import StreamView
 from spec import JSON
@@ -118,7 +118,7 @@ def selected_rules(config: pytest.Config) -> list[Rule]:
 def catalog_result(config: pytest.Config) -> RunResult:
     """The catalog's result, run on first use; a run the server refused as a whole (every
     completion unanswered, 401 / 404, or mostly rate-limited) raises :class:`pytest.UsageError`
-    with :func:`~conformance.diagnosis.refused_run`'s line instead of judging anything."""
+    with :func:`~conformance.target.diagnosis.refused_run`'s line instead of judging anything."""
     if RESULT_KEY not in config.stash:
         settings = settings_for(config)
         rules = selected_rules(config)

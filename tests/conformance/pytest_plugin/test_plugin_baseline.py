@@ -12,7 +12,7 @@ import pytest
 from test_plugin import pytest_in
 
 from conformance.cli import main
-from conformance.embedded import EmbeddedMock
+from conformance.target.embedded import EmbeddedMock
 
 RULES = ("--conformance-select", "USAGE-*")
 BEFORE = "X-Mock-Fault: usage-before-finish"

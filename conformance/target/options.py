@@ -5,8 +5,8 @@ a base URL, a profile, a model, credentials, the features it claims, how it is r
 trust, a client certificate, a proxy) and the caps that keep a
 run cheap. This module holds those options once (:data:`TARGET_OPTIONS`), adds them to an
 argparse parser (``--base-url``) or to pytest (``--conformance-base-url``), and reads the
-parsed values back as :class:`TargetOptions`; :func:`conformance.resolved_target.resolve_target`
-checks them and turns them into :class:`~conformance.settings.Settings`. It imports nothing
+parsed values back as :class:`TargetOptions`; :func:`conformance.target.resolved.resolve_target`
+checks them and turns them into :class:`~conformance.run.settings.Settings`. It imports nothing
 heavy: the pytest plugin loads it in every pytest run.
 """
 

@@ -11,12 +11,12 @@ conformance tests::
         exchange = conformance_client.complete({"prompt": "Hi", "max_tokens": 4})
         assert exchange.status == 200
 
-The heavy machinery lives in :mod:`conformance.pytest_support` and the active plugin's hooks
-in :mod:`conformance.pytest_session`, imported only when a target is named (inside the hooks
-and fixtures below, never at the top: only to keep every other pytest run light; neither
-imports this module back). A run that cannot
-happen (a wrong option, an unreachable target, a refused key, a catalog the server refused as
-a whole) stops with one ``ERROR:`` line and exit status 4, like any pytest usage error.
+The heavy machinery lives in :mod:`conformance.pytest_plugin.support` and the active plugin's
+hooks in :mod:`conformance.pytest_plugin.session`, imported only when a target is named (inside
+the hooks and fixtures below, never at the top: only to keep every other pytest run light). A
+run that cannot happen (a wrong option, an unreachable target, a refused key, a catalog the
+server refused as a whole) stops with one ``ERROR:`` line and exit status 4, like any pytest
+usage error.
 """
 
 from __future__ import annotations
@@ -25,10 +25,10 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from conformance.target_options import add_pytest_target_options
+from conformance.target.options import add_pytest_target_options
 
 if TYPE_CHECKING:
-    from conformance.pytest_support import ConformanceClient
+    from conformance.pytest_plugin.support import ConformanceClient
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -53,8 +53,8 @@ def pytest_configure(config: pytest.Config) -> None:
     if _active(config):
         # imported here, not at the top, only to keep pytest light: the model and the session's
         # hooks import the spec, jsonschema and aiohttp, which a run naming no target never needs
-        from conformance import pytest_session
         from conformance.model import Level
+        from conformance.pytest_plugin import session as pytest_session
 
         for level in Level:
             config.addinivalue_line("markers",
@@ -73,9 +73,9 @@ def _require(config: pytest.Config) -> None:
 
 @pytest.fixture(scope="session")
 def conformance_settings(pytestconfig: pytest.Config) -> Any:
-    """The run's :class:`~conformance.settings.Settings` (target, profile, model, caps)."""
+    """The run's :class:`~conformance.run.settings.Settings` (target, profile, model, caps)."""
     _require(pytestconfig)
-    from conformance.pytest_support import settings_for
+    from conformance.pytest_plugin.support import settings_for
 
     return settings_for(pytestconfig)
 
@@ -89,7 +89,7 @@ def conformance_profile(conformance_settings: Any) -> Any:
 @pytest.fixture(scope="session")
 def conformance_client(conformance_settings: Any) -> ConformanceClient:
     """A synchronous client that records exchanges the way the catalog does."""
-    from conformance.pytest_support import ConformanceClient
+    from conformance.pytest_plugin.support import ConformanceClient
 
     return ConformanceClient(conformance_settings)
 
@@ -98,6 +98,6 @@ def conformance_client(conformance_settings: Any) -> ConformanceClient:
 def conformance_result(pytestconfig: pytest.Config) -> Any:
     """The :class:`~conformance.model.RunResult` of the selected catalog (run once)."""
     _require(pytestconfig)
-    from conformance.pytest_support import catalog_result_in_test
+    from conformance.pytest_plugin.support import catalog_result_in_test
 
     return catalog_result_in_test(pytestconfig)

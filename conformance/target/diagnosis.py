@@ -14,12 +14,11 @@ from urllib.parse import urlsplit, urlunsplit
 
 from conformance.client import STOPPED_ANSWERING
 from conformance.model import RunResult
-from conformance.refusal import RETRY_LATER, Refusal, retries_phrase
+from conformance.run.refusal import RETRY_LATER, Refusal, retries_phrase
+from conformance.run.settings import Settings
+from conformance.target.options import TargetOptions
 from conformance.transport import Exchange, Failure, Network, Termination
 from conformance.wire_json import parse_json
-
-from .settings import Settings
-from .target_options import TargetOptions
 
 PROXY_VARIABLES_HINT = "or HTTPS_PROXY / HTTP_PROXY, NO_PROXY"
 

@@ -23,8 +23,8 @@ from raw_server import read_request, serve_raw
 
 from conformance.model import RunResult
 from conformance.rules import CATALOG
-from conformance.runner import execute
-from conformance.settings import default_limits
+from conformance.run.runner import execute
+from conformance.run.settings import default_limits
 
 MIB = 1 << 20
 HEAD = b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n\r\n"

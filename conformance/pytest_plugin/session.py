@@ -25,7 +25,7 @@ from collections.abc import Generator
 import pytest
 
 from conformance.compare.baseline import outcome_lines
-from conformance.pytest_support import (
+from conformance.pytest_plugin.support import (
     RESULT_KEY,
     RuleItem,
     baseline_outcome,

@@ -13,10 +13,9 @@ import ssl
 from collections.abc import Mapping
 from urllib.parse import urlsplit
 
+from conformance.errors import UsageError
+from conformance.target.options import TargetOptions
 from conformance.transport import Network, proxy_for
-
-from .errors import UsageError
-from .target_options import TargetOptions
 
 CA_BUNDLE_VARIABLES = ("REQUESTS_CA_BUNDLE", "SSL_CERT_FILE")
 """Where the ecosystem looks for a CA bundle when none is given: requests reads the first,

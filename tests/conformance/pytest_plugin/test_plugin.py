@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from conformance.embedded import EmbeddedMock
+from conformance.target.embedded import EmbeddedMock
 
 OWN_TEST = '''
 def test_my_own_rule(conformance_client, conformance_profile):

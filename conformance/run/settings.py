@@ -1,7 +1,7 @@
 """What one run is configured with: the target, the profile, the claimed features, the caps.
 
-Built once from flags and the environment (:func:`conformance.resolved_target.resolve_target`,
-completed by :func:`conformance.open_target.open_target` with the embedded mock's URL and the
+Built once from flags and the environment (:func:`conformance.target.resolved.resolve_target`,
+completed by :func:`conformance.target.opening.open_target` with the embedded mock's URL and the
 model found), then passed down; nothing below reads the environment. Secrets (the API key,
 ``--header`` values and the proxy's credentials) live only here and in the requests
 themselves; the recorder redacts them before anything is stored.
@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import spec
-from conformance.target_options import (
+from conformance.target.options import (
     DEFAULT_CONCURRENCY,
     DEFAULT_MAX_RUN_MEMORY,
     DEFAULT_MAX_TOKENS,
