@@ -210,7 +210,7 @@ def test_every_test_folder_mirrors_a_package_of_the_harness() -> None:
     a module's tests from its folder name alone; ``catalog`` holds the catalog's cross-cutting
     proofs (every rule can fail, every fault is caught), which belong to no one package."""
     harness = {path.stem for path in (ROOT / "conformance").iterdir()
-               if path.is_dir() and (path / "__init__.py").exists() or path.suffix == ".py"}
+               if (path.is_dir() and (path / "__init__.py").exists()) or path.suffix == ".py"}
     folders = {path.name for path in (ROOT / "tests" / "conformance").iterdir()
                if path.is_dir() and path.name != "__pycache__"}
     assert folders - harness - {"catalog"} == set()

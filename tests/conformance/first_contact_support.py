@@ -15,12 +15,13 @@ import socket
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import ClassVar
 
 import aiohttp
 from aiohttp import web
 from harness_support import settings_for
+from threaded_server import serving
 
 from conformance.cli import main
 from conformance.model import RunResult
@@ -128,14 +129,8 @@ class Refusing(BaseHTTPRequestHandler):
 def refusing(status: int, body: object, headers: dict[str, str] | None = None) -> Iterator[str]:
     """A server answering every request ``status`` with ``body``; yields its ``/v1`` URL."""
     handler = type("Answer", (Refusing,), {"answer": (status, headers or {}, body)})
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{httpd.server_address[1]}/v1"
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
+    with serving(handler, "/v1") as url:
+        yield url
 
 
 Refuse = Callable[[str, bytes], tuple[int, object] | None]

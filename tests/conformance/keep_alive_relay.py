@@ -26,9 +26,11 @@ import socket
 import struct
 import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import ClassVar
 from urllib.parse import urlsplit
+
+from threaded_server import serving
 
 from conformance.target.embedded import EmbeddedMock
 
@@ -109,19 +111,6 @@ class Relay(BaseHTTPRequestHandler):
         pass
 
 
-@contextlib.contextmanager
-def _serving() -> Iterator[str]:
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Relay)
-    httpd.daemon_threads = True
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{httpd.server_address[1]}"
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
-
-
 def _reset(mode: str, upstream: tuple[str, int] | None) -> None:
     if mode not in MODES:
         raise ValueError(f"unknown relay mode {mode!r}")
@@ -134,7 +123,7 @@ def relay(mock: EmbeddedMock, mode: str) -> Iterator[str]:
     """The relay on 127.0.0.1 in front of ``mock``; yields its OpenAI base URL."""
     target = urlsplit(mock.openai_url)
     _reset(mode, (target.hostname or "127.0.0.1", target.port or 80))
-    with _serving() as url:
+    with serving(Relay) as url:
         yield f"{url}{target.path}"
 
 
@@ -143,5 +132,5 @@ def relay_alone(mode: str) -> Iterator[str]:
     """The relay with no upstream: each request it does not drop is answered ``{}``; yields
     its ``http://127.0.0.1:PORT``."""
     _reset(mode, None)
-    with _serving() as url:
+    with serving(Relay) as url:
         yield url

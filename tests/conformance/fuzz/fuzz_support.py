@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-import contextlib
 import io
 import json
-import threading
-from collections.abc import Iterable, Iterator, Sequence
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from collections.abc import Iterable, Sequence
 
 import requests
 import schemathesis
+from threaded_server import serving as serving
 
 import spec
 from conformance.bindings.sample import Sample
@@ -21,20 +19,6 @@ from conformance.run.settings import Settings
 
 MODEL = "reference-ngram"
 OPENAI_URL = "http://127.0.0.1:9/v1/completions"
-
-
-@contextlib.contextmanager
-def serving(handler: type[BaseHTTPRequestHandler]) -> Iterator[str]:
-    """``handler`` as a real HTTP server on 127.0.0.1 (a thread per connection); yields its
-    ``http://127.0.0.1:PORT`` and shuts it down after."""
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{httpd.server_address[1]}"
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
 
 
 def sse(*payloads: object, done: bool = True) -> bytes:
