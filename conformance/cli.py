@@ -22,8 +22,9 @@ from conformance.errors import HarnessError, UsageError
 from conformance.rules import CATALOG
 from conformance.run.given_options import given_options
 from conformance.run.report_files import add_report_arguments, exit_status, write_report_files
+from conformance.run.rule_options import add_rule_selection, add_strict, selected_rules
 from conformance.run.runner import execute
-from conformance.target.checks import pick_profile, split_list
+from conformance.target.checks import pick_profile
 from conformance.target.diagnosis import refused_run
 from conformance.target.embedded import EmbeddedMockError
 from conformance.target.opening import open_target
@@ -64,12 +65,8 @@ def _parser() -> argparse.ArgumentParser:
         "max-tokens": "max_tokens of the probes (at least 4; default 16)",
     })
     chosen = run.add_argument_group("rules")
-    chosen.add_argument("--select", action="append", default=[], metavar="IDS",
-                        help="run only these rule IDs or globs (SSE-*), comma-separated")
-    chosen.add_argument("--deselect", action="append", default=[], metavar="IDS",
-                        help="leave out these rule IDs or globs, comma-separated")
-    chosen.add_argument("--strict", action="store_true",
-                        help="count NON_STRICT (a broken SHOULD) as a failure")
+    add_rule_selection(chosen, verb="run")
+    add_strict(chosen)
     chosen.add_argument("--fail-on-skip", action="store_true",
                         help="fail (exit 1) when a MUST rule of a claimed feature could not be "
                         "judged (its SKIP is not 'feature not claimed')")
@@ -160,8 +157,7 @@ def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from conformance.reporting import ConsoleProgress, write_console
 
     target = resolve_target(target_from_args(args), embedded=not args.base_url)
-    rules = CATALOG.select(profile=target.profile, select=split_list(args.select),
-                           deselect=split_list(args.deselect))
+    rules = selected_rules(args, target.profile)
     if not rules:
         raise UsageError("no rule matches --select / --deselect for this profile")
     baseline = baseline_option(args.baseline)

@@ -21,6 +21,7 @@ from conformance.compare.baseline import baseline_option
 from conformance.errors import HarnessError, UsageError
 from conformance.reporting import write_console
 from conformance.run.report_files import add_report_arguments, exit_status, write_report_files
+from conformance.run.rule_options import add_rule_selection, add_strict
 from conformance.target.checks import split_list
 from conformance.target.opening import open_target
 from conformance.target.options import add_target_arguments, target_from_args
@@ -76,12 +77,8 @@ def add_parser(commands: argparse._SubParsersAction) -> argparse.ArgumentParser:
                         help=f"comma-separated among {', '.join(PHASES)} (default all three)")
     search.add_argument("--no-shrink", action="store_true",
                         help="report findings as found, without shrinking them")
-    search.add_argument("--strict", action="store_true",
-                        help="also judge SHOULD rules (a broken one then counts as a finding)")
-    search.add_argument("--select", action="append", default=[], metavar="IDS",
-                        help="judge only these rule IDs or globs (SSE-*), comma-separated")
-    search.add_argument("--deselect", action="append", default=[], metavar="IDS",
-                        help="leave out these rule IDs or globs, comma-separated")
+    add_strict(search, help="also judge SHOULD rules (a broken one then counts as a finding)")
+    add_rule_selection(search, verb="judge")
     database = search.add_mutually_exclusive_group()
     database.add_argument(
         "--example-db", metavar="DIR|URL",

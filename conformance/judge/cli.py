@@ -19,10 +19,11 @@ from conformance.compare.baseline import baseline_option
 from conformance.errors import UsageError
 from conformance.model import RunResult, RunStats, Target
 from conformance.reporting import write_console
-from conformance.rules import CATALOG
 from conformance.run.report_files import add_report_arguments, exit_status, write_report_files
+from conformance.run.rule_options import add_rule_selection, add_strict, selected_rules
 from conformance.run.settings import Settings
 from conformance.target.checks import pick_features, pick_profile, split_list
+from conformance.target.options import add_target_option
 
 from .judging import COMPLETIONS_PATHS, NOT_COMPLETIONS, Judge
 from .progress import Progress
@@ -64,19 +65,13 @@ def add_parser(commands: argparse._SubParsersAction) -> argparse.ArgumentParser:
     what.add_argument("--profile", metavar="P",
                       help="the profile the recorded server is judged by: openai (default), "
                       "openai-compatible, vllm, friendli, or a profile YAML file")
-    what.add_argument("--feature", action="append", default=[], metavar="F",
-                      help="claim an optional feature (see spec/features.yaml), repeatable")
-    what.add_argument("--no-feature", action="append", default=[], metavar="F",
-                      help="do not claim a feature the profile claims, repeatable")
+    add_target_option(what, "feature")
+    add_target_option(what, "no-feature")
     what.add_argument("--path", action="append", default=[], metavar="PATH",
                       help="also judge POST requests to this path (a gateway's own, e.g. "
                       "/openai/v1/completions), repeatable")
-    what.add_argument("--select", action="append", default=[], metavar="IDS",
-                      help="judge only these rule IDs or globs (SSE-*), comma-separated")
-    what.add_argument("--deselect", action="append", default=[], metavar="IDS",
-                      help="leave out these rule IDs or globs, comma-separated")
-    what.add_argument("--strict", action="store_true",
-                      help="count NON_STRICT (a broken SHOULD) as a failure")
+    add_rule_selection(what, verb="judge")
+    add_strict(what)
     what.add_argument("--baseline", metavar="FILE",
                       help="accepted deviations (a previous JSON report, or the YAML "
                       "`conformance baseline` writes): exit 0 while every failure is accepted")
@@ -96,8 +91,7 @@ def _paths(given: list[str]) -> tuple[str, ...]:
 def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     profile = pick_profile(args.profile or "openai", None)
     features = pick_features(profile, args.feature, args.no_feature)
-    chosen = CATALOG.select(profile=profile, select=split_list(args.select),
-                            deselect=split_list(args.deselect))
+    chosen = selected_rules(args, profile)
     readable = [rule for rule in chosen
                 if binder_for(rule) is not None and rule.fuzz not in NOT_COMPLETIONS]
     if not readable:
