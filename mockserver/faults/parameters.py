@@ -1,20 +1,20 @@
-"""Faults that accept a parameter and then ignore or misread it.
+"""Faults that accept a parameter and then misread it (those that ignore one are in
+``ignored_fields.py``).
 
 They change the parameters handed to the engine (a ``body`` hook), never the engine itself.
 Spec: the field descriptions of ``CompletionRequest`` / ``FriendliCompletionRequest`` (e.g.
 ``seed``: "the same seed and parameters give the same result"; ``max_tokens``: "The maximum
-number of tokens to generate"; ``stop_tokens``: "Token sequences that end generation when
-generated"); bug classes 18-20, 22, 26 and 33 of the research notes.
+number of tokens to generate"); bug classes 18-20, 22, 26 and 33 of the research notes.
 """
 
 from __future__ import annotations
 
-from typing import ClassVar, TypeGuard
+from typing import TypeGuard
 
 from spec import JSON
 
 from ..wire.requests import default_max_tokens
-from .base import FRIENDLI, OPENAI, Fault, FaultContext
+from .base import OPENAI, Fault, FaultContext
 from .registry import register
 
 Body = dict[str, JSON]
@@ -27,17 +27,6 @@ def _is_int(value: JSON) -> TypeGuard[int]:
 
 class _BodyFault(Fault):
     hook = "body"
-
-
-class FieldsIgnored(_BodyFault):
-    """A field accepted and then ignored: the engine is handed the body without it."""
-
-    ignored: ClassVar[tuple[str, ...]] = ()
-
-    def alter_body(self, body: Body, ctx: FaultContext) -> Body:
-        for name in self.ignored:
-            body.pop(name, None)
-        return body
 
 
 @register
@@ -56,14 +45,6 @@ class SeedIgnored(_BodyFault):
 
 
 @register
-class StopIgnored(FieldsIgnored):
-    name = "stop-ignored"
-    description = "Stop strings are not honoured: generation continues past them."
-    breaks = "Generation ends at the first stop string, which the text does not contain."
-    ignored = ("stop",)
-
-
-@register
 class MaxTokensOverrun(_BodyFault):
     name = "max-tokens-overrun"
     description = "One token more than max_tokens (or max_total_tokens) is generated."
@@ -79,15 +60,6 @@ class MaxTokensOverrun(_BodyFault):
         elif _is_int(body.get("max_total_tokens")):
             body["max_total_tokens"] = body["max_total_tokens"] + 1
         return body
-
-
-@register
-class StopTokensIgnored(FieldsIgnored):
-    name = "stop-tokens-ignored"
-    description = "FriendliAI `stop_tokens` are accepted and ignored: generation runs past them."
-    breaks = "FriendliAI: a generated stop token ends generation, with finish_reason stop."
-    wires = FRIENDLI
-    ignored = ("stop_tokens",)
 
 
 @register
@@ -140,25 +112,6 @@ class SeededNIdentical(_BodyFault):
         if ctx.n < 2 or not _is_int(seed):
             return body
         return _one_seed_for_all(body, seed, ctx.n)
-
-
-@register
-class BestOfIgnored(FieldsIgnored):
-    name = "best-of-ignored"
-    description = "`best_of` is accepted and ignored: the first n candidates are returned."
-    breaks = "best_of > n returns the n best of best_of candidates (by mean logprob)."
-    wires = OPENAI
-    ignored = ("best_of",)
-
-
-@register
-class ResponseFormatIgnored(FieldsIgnored):
-    name = "response-format-ignored"
-    description = "FriendliAI's `response_format` is accepted and ignored: the output is free text."
-    breaks = ("json_object output is one JSON object, json_schema output validates, regex "
-              "output matches the pattern.")
-    wires = FRIENDLI
-    ignored = ("response_format",)
 
 
 @register

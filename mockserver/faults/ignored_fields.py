@@ -1,21 +1,38 @@
-"""Faults that accept a sampling field and ignore it: penalties, top_k, min_p, bans, forced
-tokens, logit_bias, min_tokens, n-gram blocking.
+"""Faults that accept a field and ignore it: the engine is handed the body without the field
+(a ``body`` hook, never the engine itself), so a server that ignores it is what the harness sees.
 
-A sampling field is one that changes which token is picked (the engine's ``SamplingParams``).
-Each fault hands the engine the body without the field (a ``body`` hook, never the engine
-itself), so a server that ignores the field is what the harness sees. The other ignored fields
-(stop, stop tokens, best_of, response_format) and :class:`FieldsIgnored` itself are in
+The sampling fields (those that change which token is picked: the engine's ``SamplingParams``)
+come first: penalties, top_k, min_p, bans, forced tokens, logit_bias, min_tokens, n-gram
+blocking; then the fields that end or choose an answer (stop, stop tokens, best_of,
+response_format). Faults that misread a field instead (a seed, max_tokens, echo) are in
 ``parameters.py``. Spec: ``PresencePenalty`` / ``FrequencyPenalty``, ``logit_bias``,
-``min_tokens`` and ``FriendliCompletionRequest``'s ``top_k``, ``min_p``,
-``repetition_penalty``, ``no_repeat_ngram``, ``bad_words`` / ``bad_word_tokens`` and
-``forced_output_tokens`` in ``spec/completions.yaml``.
+``min_tokens``, ``stop``, ``best_of`` and ``FriendliCompletionRequest``'s ``top_k``, ``min_p``,
+``repetition_penalty``, ``no_repeat_ngram``, ``bad_words`` / ``bad_word_tokens``,
+``forced_output_tokens``, ``stop_tokens`` and ``response_format`` in ``spec/completions.yaml``.
 """
 
 from __future__ import annotations
 
-from .base import FRIENDLI, OPENAI
-from .parameters import FieldsIgnored
+from typing import ClassVar
+
+from spec import JSON
+
+from .base import FRIENDLI, OPENAI, Fault, FaultContext
 from .registry import register
+
+Body = dict[str, JSON]
+
+
+class FieldsIgnored(Fault):
+    """A field accepted and then ignored: the engine is handed the body without it."""
+
+    hook = "body"
+    ignored: ClassVar[tuple[str, ...]] = ()
+
+    def alter_body(self, body: Body, ctx: FaultContext) -> Body:
+        for name in self.ignored:
+            body.pop(name, None)
+        return body
 
 
 @register
@@ -96,3 +113,39 @@ class MinPIgnored(FieldsIgnored):
     breaks = "min_p drops tokens less likely than min_p times the most likely one."
     wires = FRIENDLI
     ignored = ("min_p",)
+
+
+@register
+class StopIgnored(FieldsIgnored):
+    name = "stop-ignored"
+    description = "Stop strings are not honoured: generation continues past them."
+    breaks = "Generation ends at the first stop string, which the text does not contain."
+    ignored = ("stop",)
+
+
+@register
+class StopTokensIgnored(FieldsIgnored):
+    name = "stop-tokens-ignored"
+    description = "FriendliAI `stop_tokens` are accepted and ignored: generation runs past them."
+    breaks = "FriendliAI: a generated stop token ends generation, with finish_reason stop."
+    wires = FRIENDLI
+    ignored = ("stop_tokens",)
+
+
+@register
+class BestOfIgnored(FieldsIgnored):
+    name = "best-of-ignored"
+    description = "`best_of` is accepted and ignored: the first n candidates are returned."
+    breaks = "best_of > n returns the n best of best_of candidates (by mean logprob)."
+    wires = OPENAI
+    ignored = ("best_of",)
+
+
+@register
+class ResponseFormatIgnored(FieldsIgnored):
+    name = "response-format-ignored"
+    description = "FriendliAI's `response_format` is accepted and ignored: the output is free text."
+    breaks = ("json_object output is one JSON object, json_schema output validates, regex "
+              "output matches the pattern.")
+    wires = FRIENDLI
+    ignored = ("response_format",)
