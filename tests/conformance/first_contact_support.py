@@ -21,7 +21,7 @@ from typing import ClassVar
 import aiohttp
 from aiohttp import web
 from harness_support import settings_for
-from threaded_server import serving
+from threaded_server import serving, serving_sockets
 
 from conformance.cli import main
 from conformance.model import RunResult
@@ -76,30 +76,13 @@ def silent_server() -> Iterator[int]:
 @contextlib.contextmanager
 def closing_server() -> Iterator[int]:
     """A port that accepts each connection, reads the request and closes without a word."""
-    listener = socket.socket()
-    listener.bind(("127.0.0.1", 0))
-    listener.listen(64)
-    stop = threading.Event()
 
-    def serve() -> None:
-        while not stop.is_set():
-            try:
-                conn, _ = listener.accept()
-            except OSError:
-                return
-            with conn:
-                conn.settimeout(1)
-                with contextlib.suppress(OSError):
-                    conn.recv(65536)
+    def read_and_close(conn: socket.socket) -> None:
+        conn.settimeout(1)
+        conn.recv(65536)
 
-    thread = threading.Thread(target=serve, daemon=True)
-    thread.start()
-    try:
-        yield int(listener.getsockname()[1])
-    finally:
-        stop.set()
-        listener.close()
-        thread.join(5)
+    with serving_sockets(read_and_close) as port:
+        yield port
 
 
 class Refusing(BaseHTTPRequestHandler):

@@ -12,7 +12,6 @@ import json
 import socket
 import subprocess
 import sys
-import threading
 import time
 import tracemalloc
 import zlib
@@ -21,6 +20,7 @@ from pathlib import Path
 
 import pytest
 import requests
+from threaded_server import serving_sockets
 
 from conformance.fuzz.adapters import FreshRetryAdapter
 from conformance.fuzz.bounded import ResponseTooLarge, ResponseTooSlow, cut_of
@@ -73,49 +73,30 @@ def endless_stream(conn: socket.socket) -> None:
 
 
 def _handle(conn: socket.socket, answer: Answer) -> None:
-    with contextlib.suppress(OSError), conn:
-        head = b""
-        while b"\r\n\r\n" not in head:
-            data = conn.recv(65536)
-            if not data:
-                return
-            head += data
-        header, _, rest = head.partition(b"\r\n\r\n")
-        length = next((int(line.split(b":")[1]) for line in header.split(b"\r\n")
-                       if line.lower().startswith(b"content-length:")), 0)
-        while len(rest) < length:
-            rest += conn.recv(65536)
-        if b" /v1/models" in header.split(b"\r\n")[0]:
-            conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
-                         b"Content-Length: %d\r\nConnection: close\r\n\r\n" % len(MODELS) + MODELS)
+    head = b""
+    while b"\r\n\r\n" not in head:
+        data = conn.recv(65536)
+        if not data:
             return
-        answer(conn)
+        head += data
+    header, _, rest = head.partition(b"\r\n\r\n")
+    length = next((int(line.split(b":")[1]) for line in header.split(b"\r\n")
+                   if line.lower().startswith(b"content-length:")), 0)
+    while len(rest) < length:
+        rest += conn.recv(65536)
+    if b" /v1/models" in header.split(b"\r\n")[0]:
+        conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+                     b"Content-Length: %d\r\nConnection: close\r\n\r\n" % len(MODELS) + MODELS)
+        return
+    answer(conn)
 
 
 @contextlib.contextmanager
 def hostile(answer: Answer) -> Iterator[str]:
     """A loopback server answering GET /v1/models, and everything else with ``answer``;
     yields its base URL (``http://127.0.0.1:PORT/v1``)."""
-    listener = socket.create_server(("127.0.0.1", 0))
-    listener.settimeout(0.2)
-    stop = threading.Event()
-
-    def serve() -> None:
-        while not stop.is_set():
-            try:
-                conn, _ = listener.accept()
-            except OSError:
-                continue
-            threading.Thread(target=_handle, args=(conn, answer), daemon=True).start()
-
-    thread = threading.Thread(target=serve, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{listener.getsockname()[1]}/v1"
-    finally:
-        stop.set()
-        thread.join()
-        listener.close()
+    with serving_sockets(lambda conn: _handle(conn, answer)) as port:
+        yield f"http://127.0.0.1:{port}/v1"
 
 
 def _session(guard: RequestGuard) -> requests.Session:
