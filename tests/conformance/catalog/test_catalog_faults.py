@@ -50,7 +50,7 @@ def test_each_wire_has_a_profile_of_its_own_name() -> None:
 def test_the_clean_mock_passes_every_rule(
     served: Callable[[str], EmbeddedMock], profile: str
 ) -> None:
-    result = run_catalog(served(profile).url_for(profile), profile)
+    result = run_catalog(served(profile).url_for(spec.get_profile(profile)), profile)
     assert not_passing(result) == {}
     skipped = {r.rule.id: r.message for r in result.results if r.verdict is Verdict.SKIP}
     assert all("not claimed" in reason for reason in skipped.values()), skipped
@@ -133,7 +133,8 @@ LENIENT_ALLOWS = {
 def test_what_the_lenient_profile_allows_fails_nothing_there(
     mock: EmbeddedMock, fault: str
 ) -> None:
-    result = run_catalog(mock.url_for("openai-compatible"), "openai-compatible", faults=[fault])
+    result = run_catalog(mock.url_for(spec.get_profile("openai-compatible")),
+                         "openai-compatible", faults=[fault])
     assert not_passing(result) == {}
 
 
@@ -146,8 +147,8 @@ def check_fault(
     limits = FAST_LIMITS
     if fault in VALID:
         select, limits = SLOW_SELECTION, Limits(total_time=60.0, idle_timeout=5.0)
-    result = run_catalog(mock.url_for(profile), profile, faults=[fault], select=select,
-                         limits=limits)
+    result = run_catalog(mock.url_for(spec.get_profile(profile)), profile, faults=[fault],
+                         select=select, limits=limits)
     by_id = {r.rule.id: r for r in result.results}
     named = [
         r.rule.id for r in result.results

@@ -23,6 +23,7 @@ import pytest
 from harness_support import MODEL, not_passing, settings_for
 from rewriting_front import Answer, Rewrite, as_sent, front
 
+import spec
 from conformance.model import RunResult
 from conformance.rules import CATALOG
 from conformance.run.runner import execute
@@ -123,7 +124,7 @@ def forwarded(body: bytes) -> bytes:
 
 def judged(mock: EmbeddedMock, profile: str, rewrite: Rewrite,
            forward: Callable[[bytes], bytes] = as_sent) -> RunResult:
-    target = urlsplit(mock.url_for(profile))
+    target = urlsplit(mock.url_for(spec.get_profile(profile)))
 
     async def main() -> RunResult:
         async with front(f"{target.scheme}://{target.netloc}", rewrite, forward=forward) as url:

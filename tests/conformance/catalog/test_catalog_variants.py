@@ -43,7 +43,7 @@ def test_the_mock_lists_the_variants_of_issue_37() -> None:
 
 def check_variant(served: Callable[[str], EmbeddedMock], variant: str, profile: str) -> None:
     mock = served(profile)
-    result = run_catalog(mock.url_for(profile), profile,
+    result = run_catalog(mock.url_for(spec.get_profile(profile)), profile,
                          headers=[("X-Mock-Variant", variant)])
     expected = NOT_ALLOWED.get((variant, profile), {})
     assert {rule: text.split(":", 1)[0] for rule, text in not_passing(result).items()} == \
@@ -75,7 +75,7 @@ def test_openai_repeated_length_finish_is_judged_not_skipped(
     """OpenAI's stream cut by max_tokens repeats its ``length`` on one more empty chunk
     (issue 49): the determinism rules judge it (they skipped it as "a chunk after its finish
     chunk" before), and FINISH-002 passes it."""
-    result = run_catalog(served(profile).url_for(profile), profile,
+    result = run_catalog(served(profile).url_for(spec.get_profile(profile)), profile,
                          headers=[("X-Mock-Variant", "finish-repeated-on-length")])
     verdicts = {r.rule.id: (r.verdict.value, r.message) for r in result.results}
     for rule_id in ("FINISH-002", "FINISH-004", "DET-001", "DET-002", "DET-004", "DET-005",

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+import spec
 from conformance.cli import main
 from conformance.target.embedded import EmbeddedMock
 
@@ -40,7 +41,7 @@ def test_a_replayed_report_gets_the_verdicts_of_the_live_run(
     case: str, mock: EmbeddedMock, tmp_path: Path
 ) -> None:
     profile, faults = CASES[case]
-    target = ["--base-url", mock.url_for(profile), "--profile", profile]
+    target = ["--base-url", mock.url_for(spec.get_profile(profile)), "--profile", profile]
     if profile == "friendli":
         target += ["--model", "reference-ngram"]
     if faults:
@@ -51,7 +52,7 @@ def test_a_replayed_report_gets_the_verdicts_of_the_live_run(
     else:
         assert not live["passed"]
     with EmbeddedMock(["--replay", str(tmp_path / "live.json"), "--replay-timing", "none"]) as rp:
-        replay_target = ["--base-url", rp.url_for(profile), "--profile", profile]
+        replay_target = ["--base-url", rp.url_for(spec.get_profile(profile)), "--profile", profile]
         if profile == "friendli":
             replay_target += ["--model", "reference-ngram"]
         replayed = run_json(tmp_path / "replayed.json", *replay_target)
