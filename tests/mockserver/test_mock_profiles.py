@@ -43,9 +43,9 @@ def body(**extra: Any) -> dict[str, Any]:
 
 def test_a_profile_is_served_on_its_own_paths_with_its_policy(
         make_server: Callable[..., LiveServer], tmp_path: Path) -> None:
-    profile = write_profile(tmp_path, "vendor-y", base_path="/api/v2", unknown_fields="ignore",
-                            invalid=422)
-    live = make_server(profile_refs=(profile,))
+    profile_file = write_profile(tmp_path, "vendor-y", base_path="/api/v2",
+                                 unknown_fields="ignore", invalid=422)
+    live = make_server(profile_refs=(profile_file,))
     ignored = live.post("/api/v2/completions", body(frobnicate=1))
     assert ignored.status == 200, ignored.data
     assert ignored.json()["choices"][0]["text"] == live.post("/v1/completions", body()).json()[
@@ -62,9 +62,9 @@ def test_a_rejecting_profile_names_the_field_outside_its_list(
         make_server: Callable[..., LiveServer], tmp_path: Path) -> None:
     """A field the wire's schema knows but the profile does not list (here ``top_k``) is an
     unknown field of that profile."""
-    profile = write_profile(tmp_path, "vendor-z", base_path="/z/v1", unknown_fields="reject",
-                            invalid=400, without=("top_k",))
-    live = make_server(profile_refs=(profile,))
+    profile_file = write_profile(tmp_path, "vendor-z", base_path="/z/v1",
+                                 unknown_fields="reject", invalid=400, without=("top_k",))
+    live = make_server(profile_refs=(profile_file,))
     answer = live.post("/z/v1/completions", body(top_k=5))
     assert (answer.status, answer.error["param"], answer.error["code"]) == (
         400, "top_k", "unknown_parameter")
@@ -74,9 +74,9 @@ def test_a_rejecting_profile_names_the_field_outside_its_list(
 def test_a_profile_on_v1_takes_the_built_in_route_over(
         make_server: Callable[..., LiveServer], tmp_path: Path) -> None:
     """Most vendors serve ``/v1``: their profile replaces the built-in OpenAI route there."""
-    profile = write_profile(tmp_path, "vendor-v1", base_path="/v1", unknown_fields="ignore",
-                            invalid=422)
-    live = make_server(profile_refs=(profile,))
+    profile_file = write_profile(tmp_path, "vendor-v1", base_path="/v1",
+                                 unknown_fields="ignore", invalid=422)
+    live = make_server(profile_refs=(profile_file,))
     assert live.post("/v1/completions", body(frobnicate=1)).status == 200
     assert live.post("/v1/completions", body(max_tokens=-1)).status == 422
     assert live.post("/dedicated/v1/completions", body(max_tokens=-1)).status == 422
