@@ -25,9 +25,9 @@ CONFIGURATIONS = {
 }
 
 
-def _settings(mock: EmbeddedMock, profile: str) -> Settings:
-    chosen = spec.get_profile(profile)
-    return Settings(base_url=mock.url_for(profile), profile=chosen, model="reference-ngram",
+def _settings(mock: EmbeddedMock, profile_name: str) -> Settings:
+    chosen = spec.get_profile(profile_name)
+    return Settings(base_url=mock.url_for(chosen), profile=chosen, model="reference-ngram",
                     features=chosen.features)
 
 

@@ -95,7 +95,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             url = upstream_url(upstream, running)
         state = process.start(server, args.port or free_port(), upstream=url)
         for recording in server.recordings:
-            print(f"{recording.profile}: {state.root}{recording.base_path}")
+            print(f"{recording.profile_name}: {state.root}{recording.base_path}")
         print(f"lab: {server.name} runs as pid {state.pid}; stop it with "
               f"`lab/run stop {server.name}`")
         if state.upstream:

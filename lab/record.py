@@ -61,7 +61,7 @@ def conformance(base_url: str, recording: Recording, report: Path,
     routing headers a replay does not need)."""
     args = recording.replay_arguments() if upstream is None else recording.arguments(upstream)
     command = [sys.executable, "-m", "conformance", "run", "-q", "--base-url", base_url,
-               "--profile", recording.profile, *args, "--json", str(report)]
+               "--profile", recording.profile_name, *args, "--json", str(report)]
     done = subprocess.run(command, capture_output=True, text=True, cwd=REPO)
     if done.returncode not in (0, 1) or not report.exists():
         raise SystemExit(f"lab: conformance run failed (exit {done.returncode}):\n"
@@ -97,7 +97,7 @@ def table_entry(
         "server": f"{server.name} {server.version}",
         "fixture": f"{recording.name}.json",
         "base_path": recording.base_path,
-        "args": ["--profile", recording.profile, *recording.replay_arguments()],
+        "args": ["--profile", recording.profile_name, *recording.replay_arguments()],
         "rules": rules,
     }
 
@@ -167,8 +167,8 @@ def compatibility(table: dict[str, Any], reports: dict[str, SavedReport]) -> str
     abouts, notes = [], {}
     for name in names:
         entry = table[name]
-        profile = entry["args"][entry["args"].index("--profile") + 1]
-        abouts.append(f"{entry['server']}, profile `{profile}`")
+        profile_name = entry["args"][entry["args"].index("--profile") + 1]
+        abouts.append(f"{entry['server']}, profile `{profile_name}`")
         notes.update({(name, rule): value["why"] for rule, value in entry["rules"].items()
                       if isinstance(value, dict) and value.get("why")})
     matrix = build_matrix([reports[name] for name in names], names=names, abouts=abouts,

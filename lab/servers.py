@@ -42,7 +42,7 @@ class Recording:
     """One recorded run: the conformance flags (besides ``--base-url``) and the URL suffix."""
 
     name: str
-    profile: str
+    profile_name: str
     base_path: str = "/v1"
     args: tuple[str, ...] = ()
 
@@ -67,8 +67,8 @@ class Recording:
 
     def via(self, upstream: str) -> Recording:
         """This recording made through a gateway in front of the lab server ``upstream``."""
-        gateway, _, profile = self.name.partition(f"-{self.profile}")
-        return replace(self, name=f"{gateway}-via-{upstream}-{self.profile}{profile}")
+        gateway, _, rest = self.name.partition(f"-{self.profile_name}")
+        return replace(self, name=f"{gateway}-via-{upstream}-{self.profile_name}{rest}")
 
 
 @dataclass(frozen=True)

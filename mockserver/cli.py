@@ -159,7 +159,7 @@ def config_from_args(args: argparse.Namespace) -> MockConfig:
         tls_cert=args.tls_cert,
         tls_key=args.tls_key,
         tls_client_ca=args.tls_client_ca,
-        profiles=tuple(args.profile),
+        profile_refs=tuple(args.profile),
     )
 
 

@@ -70,7 +70,7 @@ class MockConfig:
     tls_client_ca: str | None = None
     """PEM CA bundle (``--tls-client-ca``): require a client certificate it signed (mutual
     TLS); None asks for no client certificate."""
-    profiles: tuple[str, ...] = ()
+    profile_refs: tuple[str, ...] = ()
     """Contract profiles (``--profile``: a shipped name or a YAML file) served on their own
     paths beside the built-in routes (``mockserver.contracts``)."""
 
@@ -114,12 +114,12 @@ class MockConfig:
             raise ValueError("--tls-cert serves from one process; leave out --workers")
         parse_fault_names(self.faults)  # unknown names fail at start-up, listing the valid ones
         parse_variant_names(self.variants)  # so do unknown variants
-        served_contracts(self.profiles)  # so does a profile that cannot be served
+        served_contracts(self.profile_refs)  # so does a profile that cannot be served
         parse_fault_names(self.chaos_faults)
 
     def contracts(self) -> tuple[ServedContract, ...]:
         """The built-in contracts, then each ``--profile``'s."""
-        return served_contracts(self.profiles)
+        return served_contracts(self.profile_refs)
 
     @property
     def scheme(self) -> str:

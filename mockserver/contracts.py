@@ -109,24 +109,25 @@ def builtin_contract(wire: Wire) -> ServedContract:
     return _BY_WIRE[wire]
 
 
-def served_contracts(profiles: Sequence[str] = ()) -> tuple[ServedContract, ...]:
-    """The built-in contracts and one per ``--profile`` (a shipped name or a YAML file path).
+def served_contracts(profile_refs: Sequence[str] = ()) -> tuple[ServedContract, ...]:
+    """The built-in contracts and one per ``--profile`` (a shipped name or a YAML file path,
+    resolved here once).
 
     Raises ValueError naming ``--profile`` when a profile cannot be loaded, or when two
     profiles claim the same path (a profile may take over a built-in's paths: most vendors
     serve ``/v1``)."""
     contracts = list(BUILT_IN)
-    for name in profiles:
+    for ref in profile_refs:
         try:
-            profile = spec.get_profile(name)
+            profile = spec.get_profile(ref)
         except (KeyError, OSError, ValueError, TypeError) as error:
-            raise ValueError(f"--profile {name}: {_reason(error)}") from None
+            raise ValueError(f"--profile {ref}: {_reason(error)}") from None
         contract = contract_from_profile(profile)
         for other in contracts[len(BUILT_IN):]:
             shared = _paths(contract) & _paths(other)
             if shared:
                 raise ValueError(
-                    f"--profile {name}: {min(shared)} is already served by profile "
+                    f"--profile {ref}: {min(shared)} is already served by profile "
                     f"{other.name!r}; serve one profile per path"
                 )
         contracts.append(contract)

@@ -14,9 +14,10 @@ from reference_engine.errors import InvalidRequestError
 from spec import JSON
 
 from . import sse
+from .contracts import builtin_contract
 from .errors import ApiError
 from .validation import RequestValidator
-from .wire import Identity, WireOptions, build_request, completion_body, stream_chunks
+from .wire import Identity, WireOptions, build_request, completion_body, stream_chunks, wire_of
 
 
 @functools.cache
@@ -27,7 +28,7 @@ def _engine() -> Engine:
 def offline_answer(
     body: Mapping[str, JSON],
     *,
-    profile: str,
+    profile_name: str,
     stream: bool,
     response_id: str = "cmpl-reference",
     created: int = 0,
@@ -35,14 +36,15 @@ def offline_answer(
 ) -> str:
     """The response body (JSON, one line) or the SSE stream the mock would send for ``body``.
 
-    ``profile`` is a contract profile's name: the built-in route of its wire (``/v1`` or
+    ``profile_name`` is a contract profile's name: the built-in route of its wire (``/v1`` or
     ``/dedicated/v1``) validates and renders. The body's own ``stream`` is replaced by
     ``stream``. Raises ValueError with the error envelope's message (and ``param``) for a
     request the mock would reject.
     """
     engine = engine or _engine()
     request_body = {**body, "stream": stream}
-    validator = RequestValidator(profile, model_id=engine.model_id)
+    validator = RequestValidator(builtin_contract(wire_of(profile_name)),
+                                 model_id=engine.model_id)
     wire = validator.wire
     try:
         valid = validator.validate(request_body)

@@ -46,7 +46,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: the request is not valid JSON: {error}", file=sys.stderr)
         return 2
     try:
-        sys.stdout.write(offline_answer(body, profile=args.profile, stream=args.stream,
+        sys.stdout.write(offline_answer(body, profile_name=args.profile, stream=args.stream,
                                     response_id=args.id, created=args.created))
     except ValueError as error:  # an invalid request, explained like the mock's error envelope
         print(f"error: {error}", file=sys.stderr)

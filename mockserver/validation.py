@@ -28,9 +28,9 @@ import spec
 from reference_engine.errors import InvalidRequestError
 from spec import JSON
 
-from .contracts import BUILT_IN, ServedContract, builtin_contract
+from .contracts import BUILT_IN, ServedContract
 from .errors import ApiError
-from .wire.formats import Wire, wire_of
+from .wire.formats import Wire
 from .wire.requests import integral_numbers, served_model
 
 try:  # the fast path is optional
@@ -46,11 +46,10 @@ INVALID_STATUS: Mapping[Wire, int] = {
 class RequestValidator:
     """Validates completion request bodies of one served contract; build once, share freely.
 
-    ``contract`` is a :class:`ServedContract`, or a profile's name (its wire's built-in route)."""
+    ``contract`` is a :class:`ServedContract` (a profile's name resolves to its wire's built-in
+    route through :func:`~mockserver.contracts.builtin_contract`)."""
 
-    def __init__(self, contract: ServedContract | str, *, model_id: str) -> None:
-        if isinstance(contract, str):
-            contract = builtin_contract(wire_of(contract))
+    def __init__(self, contract: ServedContract, *, model_id: str) -> None:
         self.contract = contract
         self.name = contract.name
         self.wire: Wire = contract.wire

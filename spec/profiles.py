@@ -183,18 +183,19 @@ _LOADED: dict[str, Profile] = {}
 """Profiles loaded from a file (:func:`load_profile`), by name, beside the shipped ones."""
 
 
-def get_profile(name: str) -> Profile:
-    """The profile ``name``: a shipped one (``openai``, ``openai-compatible``, ``friendli``),
-    one loaded from a file earlier, or the path of a profile YAML file (loaded now).
+def get_profile(profile_ref: str) -> Profile:
+    """The profile ``profile_ref`` names or points to: a shipped one (``spec.profile_names()``),
+    one loaded from a file earlier, or the path of a profile YAML file (loaded now). The one
+    resolver of what a user typed for ``--profile``.
 
     Raises ``KeyError`` listing the shipped names for an unknown name, ``FileNotFoundError`` for
     a path (it has a ``/`` or ends in ``.yaml`` / ``.yml``) that names no file, and
     ``ValueError`` for a file that is not a profile."""
-    if name in _LOADED:
-        return _LOADED[name]
-    if _names_a_file(name):
-        return load_profile(Path(name))
-    return _shipped_profile(name)
+    if profile_ref in _LOADED:
+        return _LOADED[profile_ref]
+    if _names_a_file(profile_ref):
+        return load_profile(Path(profile_ref))
+    return _shipped_profile(profile_ref)
 
 
 def _names_a_file(name: str) -> bool:

@@ -55,7 +55,7 @@ def _catalog_drift(report: SavedReport) -> str | None:
     from conformance.rules import CATALOG
 
     try:
-        today = {rule.id for rule in CATALOG.select(profile=spec.get_profile(report.profile))}
+        today = {rule.id for rule in CATALOG.select(profile=spec.get_profile(report.profile_name))}
     except (KeyError, ValueError):
         return None
     held = set(report.rules)

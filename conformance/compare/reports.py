@@ -52,7 +52,8 @@ class SavedReport:
 
     path: str
     base_url: str
-    profile: str
+    profile_name: str
+    """The profile's name (the report's ``target.profile``)."""
     model: str
     started_at: str | None
     fuzz: bool
@@ -63,7 +64,7 @@ class SavedReport:
     @property
     def label(self) -> str:
         """``profile @ base URL`` (``embedded mock`` for the mock the harness started)."""
-        return f"{self.profile} @ {self.base_url}"
+        return f"{self.profile_name} @ {self.base_url}"
 
 
 def finding_case(finding: dict[str, Any]) -> str:
@@ -105,7 +106,7 @@ def load_report(path: str | Path) -> SavedReport:
         return SavedReport(
             path=name,
             base_url="embedded mock" if embedded else str(target.get("base_url", "?")),
-            profile=str(target.get("profile", "?")), model=str(target.get("model", "?")),
+            profile_name=str(target.get("profile", "?")), model=str(target.get("model", "?")),
             started_at=data.get("started_at"), fuzz=data.get("search") is not None,
             rules=rules, options=tuple(map(str, data.get("options") or ())))
     except (KeyError, TypeError, AttributeError) as exc:

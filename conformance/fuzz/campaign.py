@@ -136,7 +136,7 @@ def _fuzz(settings: Settings, config: FuzzConfig, report: Reporter, *,
         f"{op.method.upper()} {relative_path(settings.profile, op.path)}": name
         for name, op in settings.profile.operations.items()
     }
-    result = FuzzResult(seed=seed, profile=settings.profile.name,
+    result = FuzzResult(seed=seed, profile_name=settings.profile.name,
                         base_url=redact_url(settings.base_url), checks=tuple(checks),
                         network=settings.network.redacted())
     rule_of = _unanswered_rule_of(settings, operations)
@@ -299,10 +299,10 @@ def _replay(database: ExampleDatabase, st_config: SchemathesisConfig, checks: li
     live.report.message(f"{again} of the {kept} failed again")
 
 
-def _keep_failures(database: ExampleDatabase, profile: str, result: FuzzResult) -> None:
+def _keep_failures(database: ExampleDatabase, profile_name: str, result: FuzzResult) -> None:
     """Save the run's findings for the next runs; a database that fails is a run error."""
     try:
-        save_findings(database, profile, result.findings)
+        save_findings(database, profile_name, result.findings)
     except Exception as exc:  # any database's own errors (OSError, redis.RedisError, ...)
         result.errors.append(f"example database: {type(exc).__name__}: {exc}")
 

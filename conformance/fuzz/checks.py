@@ -121,7 +121,7 @@ class FuzzRun:
 
     def __post_init__(self) -> None:
         self.rule_ids = frozenset(rule.id for rule in self.rules)
-        caps, profile, model = self.caps, self.settings.profile.name, self.settings.model
+        caps, profile, model = self.caps, self.settings.profile, self.settings.model
         texts = self.produced.texts if self.produced is not None else ()
         self.overlay = completion_requests(
             profile, model=model, max_tokens=caps.max_tokens, max_n=caps.max_n,

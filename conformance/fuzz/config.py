@@ -63,7 +63,7 @@ class FuzzResult:
     """What a run found, and what it did to find it."""
 
     seed: int
-    profile: str
+    profile_name: str
     base_url: str
     checks: tuple[str, ...]
     findings: list[FuzzFinding] = field(default_factory=list)

@@ -144,9 +144,9 @@ class ScopedDatabase(ExampleDatabase):
         self.database.move(self.scope + src, self.scope + dest, value)
 
 
-def search_scope(profile: str, mode: str) -> bytes:
+def search_scope(profile_name: str, mode: str) -> bytes:
     """The scope of the search's examples (the module docstring says why these two)."""
-    return KEY_PREFIX + f"search/{profile}/{mode}/".encode()
+    return KEY_PREFIX + f"search/{profile_name}/{mode}/".encode()
 
 
 class _ConfigWithDatabase(ProjectConfig):

@@ -97,9 +97,9 @@ class Entry:
         return self.body if self.raw_body is None else base64.b64decode(self.raw_body)
 
 
-def failures_key(profile: str, operation: str) -> bytes:
-    """Where the failures of ``operation`` (``POST /completions``) under ``profile`` are kept."""
-    return KEY_PREFIX + f"failures/{profile}/{operation}".encode()
+def failures_key(profile_name: str, operation: str) -> bytes:
+    """Where the failures of ``operation`` (``POST /completions``) under the profile are kept."""
+    return KEY_PREFIX + f"failures/{profile_name}/{operation}".encode()
 
 
 def entry_of(finding: FuzzFinding) -> Entry | None:
@@ -123,7 +123,7 @@ def entry_of(finding: FuzzFinding) -> Entry | None:
                  has_body=bool(sent), media_type=case.media_type or JSON_MEDIA, meta=meta)
 
 
-def save_findings(database: ExampleDatabase, profile: str, findings: list[FuzzFinding]
+def save_findings(database: ExampleDatabase, profile_name: str, findings: list[FuzzFinding]
                   ) -> int:
     """Keep each of ``findings`` that can be sent again, one entry per defect as findings are
     one per defect: a larger entry of the same check and key goes, a smaller one stays instead.
@@ -133,7 +133,7 @@ def save_findings(database: ExampleDatabase, profile: str, findings: list[FuzzFi
         entry = entry_of(finding)
         if entry is None:
             continue
-        key = failures_key(profile, finding.operation)
+        key = failures_key(profile_name, finding.operation)
         smallest = True
         for raw in list(database.fetch(key)):
             kept = Entry.decode(raw)
@@ -172,12 +172,12 @@ class Stored:
     operation: str
 
 
-def stored_failures(database: ExampleDatabase, profile: str, operations: list[str],
+def stored_failures(database: ExampleDatabase, profile_name: str, operations: list[str],
                     checks: frozenset[str]) -> list[Stored]:
     """The entries of ``operations`` (labels) a run of ``checks`` can judge again."""
     found: list[Stored] = []
     for label in operations:
-        key = failures_key(profile, label)
+        key = failures_key(profile_name, label)
         for raw in database.fetch(key):
             entry = Entry.decode(raw)
             if entry is not None and (entry.check == CONNECTION or entry.check in checks):

@@ -124,7 +124,7 @@ def run_result(result: FuzzResult, settings: Settings, *, strict: bool = False,
         if len(cases) > 1:
             message = f"{len(cases)} findings; the first: {message}"
         results.append(RuleResult(rule, verdict, message, cases[0], more=tuple(cases[1:])))
-    target = Target(result.base_url, result.profile, settings.model,
+    target = Target(result.base_url, result.profile_name, settings.model,
                     tuple(sorted(settings.features)), embedded=embedded)
     return RunResult(
         target=target,

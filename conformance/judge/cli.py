@@ -14,6 +14,7 @@ import time
 from datetime import datetime, timezone
 from typing import TextIO
 
+import spec
 from conformance.bindings.binders import binder_for
 from conformance.compare.baseline import baseline_option
 from conformance.errors import UsageError
@@ -63,8 +64,8 @@ def add_parser(commands: argparse._SubParsersAction) -> argparse.ArgumentParser:
                         help="a HAR file, a VCR cassette, a JSON report, or a directory of them")
     what = parser.add_argument_group("what is judged")
     what.add_argument("--profile", metavar="P",
-                      help="the profile the recorded server is judged by: openai (default), "
-                      "openai-compatible, vllm, friendli, or a profile YAML file")
+                      help="the profile the recorded server is judged by (default openai): "
+                      f"{', '.join(spec.profile_names())}, or a profile YAML file")
     add_target_option(what, "feature")
     add_target_option(what, "no-feature")
     what.add_argument("--path", action="append", default=[], metavar="PATH",

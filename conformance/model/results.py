@@ -23,7 +23,8 @@ class Target:
     """What was tested, for the report header (no secrets: the URL is redacted)."""
 
     base_url: str
-    profile: str
+    profile_name: str
+    """The profile's name (the JSON report's ``target.profile``)."""
     model: str
     features: tuple[str, ...]
     embedded: bool = False

@@ -41,7 +41,7 @@ def write_console(result: RunResult, out: TextIO, *, verbose: bool = False) -> N
     where = "embedded mock" if target.embedded else target.base_url
     tool = "completions conformance" if result.search is None else "conformance fuzz"
     out.write(f"{tool}: {where} ")
-    out.write(f"(profile {target.profile}, model {target.model})\n")
+    out.write(f"(profile {target.profile_name}, model {target.model})\n")
     for line in connection_lines(result):
         out.write(f"  {line}\n")
     for line in search_lines(result):

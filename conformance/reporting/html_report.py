@@ -71,7 +71,7 @@ def _meta(result: RunResult, written: datetime.datetime) -> str:
     stats = result.stats
     rows: list[tuple[str, str]] = [
         ("Target", "embedded mock" if target.embedded else target.base_url),
-        ("Profile", f"{target.profile}, model {target.model}; features: "
+        ("Profile", f"{target.profile_name}, model {target.model}; features: "
                     + (", ".join(target.features) or "none")),
         ("Date", f"{_when(result, written)}, by {TOOL} {VERSION}"),
         ("Options", "; ".join(_options(result))),

@@ -50,7 +50,7 @@ def junit_xml(result: RunResult) -> str:
     suite = ET.SubElement(
         suites,
         "testsuite",
-        name=f"conformance.{result.target.profile}",
+        name=f"conformance.{result.target.profile_name}",
         tests=str(len(result.results)),
         failures=str(failures),
         errors=str(counts[Verdict.ERROR] + len(result.run_errors)),

@@ -80,7 +80,8 @@ def _header(result: RunResult) -> list[str]:
     tally = ", ".join(f"{counts[v]} {v.value.lower().replace('_', '-')}" for v in VERDICT_ORDER)
     stats = result.stats
     items = [
-        f"**Target:** {where} (profile {inline(target.profile)}, model {inline(target.model)})",
+        f"**Target:** {where} (profile {inline(target.profile_name)}, "
+        f"model {inline(target.model)})",
         f"**Rules:** {len(result.results)}: {tally}; {stats.requests} requests in "
         f"{stats.wall_seconds:.1f} s" + (" (strict)" if result.strict else ""),
         f"**Coverage:** {inline(result.coverage.line(), MAX_FIELD)}",

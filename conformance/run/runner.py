@@ -227,7 +227,7 @@ async def execute(
     }
     target = Target(
         base_url=_redacted(settings.base_url),
-        profile=settings.profile.name,
+        profile_name=settings.profile.name,
         model=settings.model,
         features=tuple(sorted(settings.features)),
         embedded=embedded,

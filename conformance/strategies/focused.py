@@ -26,7 +26,6 @@ import spec
 
 from .requests import (
     JSON,
-    ProfileLike,
     check_count,
     check_profile,
     prompt_texts,
@@ -37,26 +36,26 @@ from .requests import (
 SEEDS = st.integers(0, 2**31 - 1)
 
 
-def _valid(resolved: spec.Profile, strategy: st.SearchStrategy[dict[str, JSON]]
+def _valid(profile: spec.Profile, strategy: st.SearchStrategy[dict[str, JSON]]
            ) -> st.SearchStrategy[dict[str, JSON]]:
-    validator = resolved.validator("request")
+    validator = profile.validator("request")
     return strategy.filter(lambda body: validator.is_valid(body)
-                           and not spec.cross_field_violations(body, resolved.name))
+                           and not spec.cross_field_violations(body, profile.name))
 
 
-def stop_requests(profile: ProfileLike = "openai", *, model: str = "reference-ngram",
+def stop_requests(profile: spec.Profile, *, model: str = "reference-ngram",
                   max_tokens: int = 16, texts: Sequence[str] = (), prompt: JSON = None,
                   prompt_field: str = "prompt") -> st.SearchStrategy[dict[str, JSON]]:
     """Greedy requests with stop strings: ``prompt`` (under ``prompt_field``: FriendliAI's is
     ``tokens`` for ids) three times in four, else a drawn text, and stop strings taken from
     ``texts`` (what the server wrote for ``prompt``) or the fixed ones; streamed three times in
     four (the overlay of :func:`completion_requests` draws non-streamed stops often enough)."""
-    resolved = check_profile(profile)
+    check_profile(profile)
     check_count("max_tokens", max_tokens)
     stop_pieces(texts)
     if prompt_field not in ("prompt", "tokens"):
         raise ValueError(f"prompt_field={prompt_field!r} must be 'prompt' or 'tokens'")
-    known = prompt is not None and prompt_field in resolved.request_fields
+    known = prompt is not None and prompt_field in profile.request_fields
 
     @st.composite
     def build(draw: st.DrawFn) -> dict[str, JSON]:
@@ -65,26 +64,26 @@ def stop_requests(profile: ProfileLike = "openai", *, model: str = "reference-ng
             body[prompt_field] = prompt
         else:
             body["prompt"] = draw(prompt_texts())
-        body["stop"] = draw(stop_sequences(resolved, texts=texts))
+        body["stop"] = draw(stop_sequences(profile, texts=texts))
         if draw(st.integers(0, 3)):  # streams three times in four: what they leak is the aim
             body["stream"] = True
         return body
 
-    if not resolved.claims("stop") or "stop" not in resolved.request_fields:
+    if not profile.claims("stop") or "stop" not in profile.request_fields:
         return st.nothing()
-    return _valid(resolved, build())
+    return _valid(profile, build())
 
 
-def repeat_bans(profile: ProfileLike = "friendli", *, model: str = "reference-ngram",
+def repeat_bans(profile: spec.Profile, *, model: str = "reference-ngram",
                 max_tokens: int = 16, prompt: JSON = None, prompt_field: str = "prompt"
                 ) -> st.SearchStrategy[dict[str, JSON]]:
     """Greedy requests with ``no_repeat_ngram`` 2 or 3 on ``prompt`` (three times in four) or a
     drawn text; nothing when the profile does not claim ``no_repeat_ngram``."""
-    resolved = check_profile(profile)
+    check_profile(profile)
     check_count("max_tokens", max_tokens)
-    if not resolved.claims("no_repeat_ngram") or "no_repeat_ngram" not in resolved.request_fields:
+    if not profile.claims("no_repeat_ngram") or "no_repeat_ngram" not in profile.request_fields:
         return st.nothing()
-    known = prompt is not None and prompt_field in resolved.request_fields
+    known = prompt is not None and prompt_field in profile.request_fields
 
     @st.composite
     def build(draw: st.DrawFn) -> dict[str, JSON]:
@@ -96,34 +95,34 @@ def repeat_bans(profile: ProfileLike = "friendli", *, model: str = "reference-ng
             body["prompt"] = draw(prompt_texts())
         return body
 
-    return _valid(resolved, build())
+    return _valid(profile, build())
 
 
-def scored_echoes(profile: ProfileLike = "openai", *, model: str = "reference-ngram",
+def scored_echoes(profile: spec.Profile, *, model: str = "reference-ngram",
                   max_tokens: int = 16) -> st.SearchStrategy[dict[str, JSON]]:
     """Non-streamed ``echo`` with ``logprobs`` 0 to 2 on a drawn text prompt; nothing when the
     profile does not claim ``echo_logprobs``."""
-    resolved = check_profile(profile)
+    check_profile(profile)
     check_count("max_tokens", max_tokens)
-    if not all(resolved.claims(name) for name in ("echo", "logprobs", "echo_logprobs")):
+    if not all(profile.claims(name) for name in ("echo", "logprobs", "echo_logprobs")):
         return st.nothing()
-    lowest = 0 if resolved.claims("max_tokens_zero") else 1
-    return _valid(resolved, st.fixed_dictionaries({
+    lowest = 0 if profile.claims("max_tokens_zero") else 1
+    return _valid(profile, st.fixed_dictionaries({
         "model": st.just(model), "prompt": prompt_texts(), "echo": st.just(True),
         "logprobs": st.integers(0, 2), "max_tokens": st.integers(lowest, max_tokens),
     }))
 
 
-def independent_samples(profile: ProfileLike = "openai", *, model: str = "reference-ngram",
+def independent_samples(profile: spec.Profile, *, model: str = "reference-ngram",
                         max_tokens: int = 16, max_n: int = 2
                         ) -> st.SearchStrategy[dict[str, JSON]]:
     """Non-streamed ``n`` >= 2 at temperature 1 on a drawn text prompt, seeded three times in
     four (when ``seed`` is claimed) and with ``logprobs`` 0 or 1 (when claimed); nothing when
     the profile does not claim ``n`` or ``max_n`` < 2."""
-    resolved = check_profile(profile)
+    check_profile(profile)
     check_count("max_tokens", max_tokens)
     check_count("max_n", max_n)
-    if max_n < 2 or not resolved.claims("n") or "n" not in resolved.request_fields:
+    if max_n < 2 or not profile.claims("n") or "n" not in profile.request_fields:
         return st.nothing()
 
     @st.composite
@@ -131,10 +130,10 @@ def independent_samples(profile: ProfileLike = "openai", *, model: str = "refere
         body: dict[str, JSON] = {"model": model, "prompt": draw(prompt_texts()),
                                  "max_tokens": max_tokens, "n": draw(st.integers(2, max_n)),
                                  "temperature": 1.0}
-        if resolved.claims("seed") and draw(st.integers(0, 3)):
+        if profile.claims("seed") and draw(st.integers(0, 3)):
             body["seed"] = draw(SEEDS)
-        if resolved.claims("logprobs"):
+        if profile.claims("logprobs"):
             body["logprobs"] = draw(st.integers(0, 1))
         return body
 
-    return _valid(resolved, build())
+    return _valid(profile, build())

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 import spec
 from conformance.contract.validity import classify
 
-from .requests import ProfileLike, check_profile, completion_requests
+from .requests import check_profile, completion_requests
 
 JSON = Any
 
@@ -165,20 +165,20 @@ def _invalid(draw: st.DrawFn, profile: spec.Profile, model: str) -> InvalidReque
 
 
 def invalid_completion_requests(
-    profile: ProfileLike = "openai", *, model: str = "reference-ngram"
+    profile: spec.Profile, *, model: str = "reference-ngram"
 ) -> st.SearchStrategy[InvalidRequest]:
     """Bodies every server of ``profile`` must reject with a 4xx and the error envelope."""
-    resolved = check_profile(profile)
+    check_profile(profile)
     if not isinstance(model, str) or not model:
         raise ValueError(f"model={model!r} must be a non-empty string")
 
     def must_be_rejected(case: InvalidRequest) -> bool:
-        verdict = classify(case.body, resolved)
+        verdict = classify(case.body, profile)
         return verdict.kind in ("schema", "cross-field")
 
     def with_kind(case: InvalidRequest) -> InvalidRequest:
-        kind = classify(case.body, resolved).kind
+        kind = classify(case.body, profile).kind
         return case if kind == case.kind else InvalidRequest(case.body, case.param,
                                                              case.reason, kind)
 
-    return _invalid(resolved, model).filter(must_be_rejected).map(with_kind)
+    return _invalid(profile, model).filter(must_be_rejected).map(with_kind)

@@ -29,29 +29,21 @@ _WORDS = ("The", " Python", " language", " is", " a", " list", " of", " values",
 _STOPS = (".", "\n", " the", ",", "e", "on", "\n\n", " is")
 
 
-ProfileLike = str | spec.Profile
-"""What the public strategies take as ``profile``: a name (or profile file path) as
-:func:`spec.get_profile` takes it, or the :class:`spec.Profile` it returned."""
-
-
-def check_profile(profile: ProfileLike) -> spec.Profile:
-    """The profile, or a ``ValueError`` naming the argument and the known profiles."""
-    if isinstance(profile, spec.Profile):
-        try:  # its schemas are looked up by name: it must be shipped or loaded
-            spec.get_profile(profile.name)
-        except (KeyError, OSError, ValueError):
-            raise ValueError(
-                f"profile={profile.name!r} is a spec.Profile neither shipped nor loaded; "
-                "build it with spec.get_profile or spec.load_profile"
-            ) from None
-        return profile
-    if not isinstance(profile, str):
-        raise ValueError(f"profile={profile!r} must be a profile name or a spec.Profile")
-    try:
-        return spec.get_profile(profile)
-    except KeyError:
+def check_profile(profile: spec.Profile) -> None:
+    """Check ``profile``: a ``TypeError`` for anything but a :class:`spec.Profile` (a name
+    or a file path included: resolve it once with :func:`spec.get_profile`), a ``ValueError``
+    for one whose schemas cannot be looked up (neither shipped nor loaded)."""
+    if isinstance(profile, str):
+        raise TypeError(f"profile={profile!r} is a name or a path, not a spec.Profile; pass "
+                        f"spec.get_profile({profile!r})")
+    if not isinstance(profile, spec.Profile):
+        raise TypeError(f"profile={profile!r} must be a spec.Profile (spec.get_profile(name))")
+    try:  # its schemas are looked up by name: it must be shipped or loaded
+        spec.get_profile(profile.name)
+    except (KeyError, OSError, ValueError):
         raise ValueError(
-            f"profile={profile!r} is not a known profile; choose one of {spec.profile_names()}"
+            f"profile={profile.name!r} is a spec.Profile neither shipped nor loaded; "
+            "build it with spec.get_profile or spec.load_profile"
         ) from None
 
 
@@ -71,14 +63,14 @@ def token_id_lists(*, max_size: int = 8) -> st.SearchStrategy[list[int]]:
     return st.lists(TOKEN_IDS, min_size=1, max_size=max_size)
 
 
-def prompts(profile: ProfileLike = "openai", *, max_prompts: int = 3) -> st.SearchStrategy[JSON]:
+def prompts(profile: spec.Profile, *, max_prompts: int = 3) -> st.SearchStrategy[JSON]:
     """A ``prompt`` value the profile accepts: text, a list of texts, or token ids."""
-    resolved = check_profile(profile)
+    check_profile(profile)
     check_count("max_prompts", max_prompts)
     options: list[st.SearchStrategy[JSON]] = [prompt_texts()]
-    if resolved.claims("prompt_lists"):
+    if profile.claims("prompt_lists"):
         options.append(st.lists(prompt_texts(), min_size=1, max_size=max_prompts))
-    if resolved.claims("token_prompts"):
+    if profile.claims("token_prompts"):
         options.append(token_id_lists())
         options.append(st.lists(token_id_lists(), min_size=1, max_size=max_prompts))
     return st.one_of(options)
@@ -102,22 +94,22 @@ def stop_pieces(texts: Sequence[str]) -> tuple[str, ...]:
     return tuple(found)
 
 
-def stop_sequences(profile: ProfileLike = "openai", *, texts: Sequence[str] = ()
+def stop_sequences(profile: spec.Profile, *, texts: Sequence[str] = ()
                    ) -> st.SearchStrategy[JSON]:
     """A ``stop`` value: one string or up to the profile's limit (FriendliAI: a list only).
 
     ``texts`` (text the server produced, e.g. a greedy answer) adds stop strings taken from it
     (:func:`stop_pieces`), drawn three times in four: fixed strings may never occur in what a
     model writes, and then no stop string is ever matched."""
-    resolved = check_profile(profile)
-    limit = resolved.limits.get("stop") or 4
+    check_profile(profile)
+    limit = profile.limits.get("stop") or 4
     strings: st.SearchStrategy[str] = st.sampled_from(_STOPS)
     pieces = stop_pieces(texts)
     if pieces:
         strings = st.integers(0, 3).flatmap(
             lambda pick: st.sampled_from(pieces) if pick else st.sampled_from(_STOPS))
     as_list = st.lists(strings, min_size=1, max_size=limit, unique=True)
-    if resolved.wire == "friendli":
+    if profile.wire == "friendli":
         return as_list
     return st.one_of(strings, as_list)
 
@@ -230,7 +222,7 @@ def _build(draw: st.DrawFn, profile: spec.Profile, model: str, max_tokens: int, 
 
 
 def completion_requests(
-    profile: ProfileLike = "openai",
+    profile: spec.Profile,
     *,
     model: str = "reference-ngram",
     max_tokens: int = 16,
@@ -247,7 +239,7 @@ def completion_requests(
     (:func:`stop_sequences`). Every body passes the profile's request schema and cross-field
     rules.
     """
-    resolved = check_profile(profile)
+    check_profile(profile)
     check_count("max_tokens", max_tokens)
     check_count("max_n", max_n)
     check_count("max_prompts", max_prompts)
@@ -257,8 +249,8 @@ def completion_requests(
         raise ValueError(f"model={model!r} must be a non-empty string")
     pieces = tuple(texts)
     stop_pieces(pieces)  # checks them
-    validator = resolved.validator("request")
-    return _build(resolved, model, max_tokens, max_n, max_prompts, stream, pieces).filter(
+    validator = profile.validator("request")
+    return _build(profile, model, max_tokens, max_n, max_prompts, stream, pieces).filter(
         lambda body: validator.is_valid(body)
-        and not spec.cross_field_violations(body, resolved.name)
+        and not spec.cross_field_violations(body, profile.name)
     )

@@ -58,20 +58,22 @@ def _profile_for_url(base_url: str | None) -> str:
 
 
 def pick_profile(
-    explicit: str | None, base_url: str | None, *, flag: str = "--profile"
+    profile_ref: str | None, base_url: str | None, *, flag: str = "--profile"
 ) -> spec.Profile:
-    """The profile named (or a profile file), else the one the URL implies; ``flag`` is the
-    option as the front end spells it (``--conformance-profile`` under pytest)."""
-    name = explicit if explicit is not None else _profile_for_url(base_url)
+    """The profile ``profile_ref`` names (a shipped name or a profile file's path, as the user
+    typed it), else the one the URL implies: the one place a front end turns ``--profile`` into
+    a :class:`spec.Profile`. ``flag`` is the option as the front end spells it
+    (``--conformance-profile`` under pytest)."""
+    ref = profile_ref if profile_ref is not None else _profile_for_url(base_url)
     try:
-        return spec.get_profile(name)
+        return spec.get_profile(ref)
     except KeyError:
         raise UsageError(
-            f"{flag} {name!r} is unknown; choose one of {', '.join(spec.profile_names())}, "
+            f"{flag} {ref!r} is unknown; choose one of {', '.join(spec.profile_names())}, "
             "or give the path of a profile YAML file"
         ) from None
     except (OSError, ValueError, yaml.YAMLError, TypeError) as exc:
-        raise UsageError(f"{flag} {name!r}: {exc}") from None
+        raise UsageError(f"{flag} {ref!r}: {exc}") from None
 
 
 def pick_features(

@@ -26,14 +26,15 @@ READY = re.compile(r"serving (?P<openai>https?://\S+?)/?\s+\(FriendliAI: (?P<fri
 START_TIMEOUT = 60.0
 
 
-def serving_args(profile: str | None) -> list[str]:
-    """The mock's arguments for a run with ``--profile``: a profile file is served too (on its
-    own paths, with its statuses and unknown-field policy), so the embedded mock answers as the
-    file says its server does and a clean mock passes under it."""
-    if profile and profile.endswith((".yaml", ".yml")) and Path(profile).is_file():
-        return ["--profile", str(Path(profile).resolve())]
-    if profile in spec.profile_names() and profile not in BUILT_IN_ROUTES:
-        return ["--profile", profile]
+def serving_args(profile_ref: str | None) -> list[str]:
+    """The mock's arguments for a run with ``--profile`` ``profile_ref`` (a name or a path, as
+    typed): a profile file is served too (on its own paths, with its statuses and unknown-field
+    policy), so the embedded mock answers as the file says its server does and a clean mock
+    passes under it."""
+    if profile_ref and profile_ref.endswith((".yaml", ".yml")) and Path(profile_ref).is_file():
+        return ["--profile", str(Path(profile_ref).resolve())]
+    if profile_ref in spec.profile_names() and profile_ref not in BUILT_IN_ROUTES:
+        return ["--profile", profile_ref]
     return []
 
 
@@ -57,13 +58,12 @@ class EmbeddedMock:
         self.friendli_url = ""
         self._stderr = tempfile.TemporaryFile(mode="w+", encoding="utf-8", errors="replace")
 
-    def url_for(self, profile: spec.Profile | str) -> str:
-        """The base URL serving ``profile`` (a profile, or a shipped profile's name): the
-        mock's origin and the profile's ``base_path`` (the mock serves the shipped profiles'
-        paths, and a profile file's when started with :func:`serving_args`)."""
-        chosen = spec.get_profile(profile) if isinstance(profile, str) else profile
+    def url_for(self, profile: spec.Profile) -> str:
+        """The base URL serving ``profile``: the mock's origin and the profile's ``base_path``
+        (the mock serves the shipped profiles' paths, and a profile file's when started with
+        :func:`serving_args`). A name resolves first: ``url_for(spec.get_profile(name))``."""
         parts = urlsplit(self.openai_url)
-        return f"{parts.scheme}://{parts.netloc}{chosen.base_path}"
+        return f"{parts.scheme}://{parts.netloc}{profile.base_path}"
 
     def start(self) -> EmbeddedMock:
         command = [sys.executable, "-m", "mockserver", "--host", "127.0.0.1", "--port", "0"]

@@ -47,7 +47,7 @@ def open_target(
 
     A server named by ``--base-url`` holds nothing open: the settings stay good after the
     block (the pytest plugin keeps them for its session)."""
-    mock = EmbeddedMock(serving_args(target.options.profile)) if target.embedded else None
+    mock = EmbeddedMock(serving_args(target.options.profile_ref)) if target.embedded else None
     try:
         if mock is not None:
             announce(MOCK_STARTING)

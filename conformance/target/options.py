@@ -12,8 +12,10 @@ heavy: the pytest plugin loads it in every pytest run.
 
 from __future__ import annotations
 
+import importlib.util
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 DEFAULT_MAX_TOKENS = 16
@@ -26,6 +28,9 @@ DEFAULT_RUN_TIMEOUT = 300.0
 few seconds to a minute; a silent one would otherwise take requests x ``--timeout``."""
 """MiB a run's recorded exchanges may keep together (``--max-run-memory``)."""
 PYTEST_PREFIX = "conformance-"
+PROFILES = "{profiles}"
+"""In an option's help: the shipped profiles' names (:func:`shipped_profile_names`), filled in
+when a parser is built, so a new ``spec/profiles/*.yaml`` shows up in ``--help`` by itself."""
 
 
 @dataclass(frozen=True)
@@ -39,19 +44,29 @@ class TargetOption:
     group: str = "target"
     """The ``--help`` section: ``target`` (what is tested), ``connection`` (how it is reached)
     or ``limits`` (what a run costs)."""
+    attribute: str = ""
+    """The :class:`TargetOptions` attribute holding the value, when not :attr:`dest`."""
 
     @property
     def dest(self) -> str:
         return self.name.replace("-", "_")
+
+    @property
+    def help_text(self) -> str:
+        """:attr:`help` with the shipped profiles' names filled in."""
+        if PROFILES not in self.help:
+            return self.help
+        return self.help.replace(PROFILES, ", ".join(shipped_profile_names()))
 
 
 TARGET_OPTIONS: tuple[TargetOption, ...] = (
     TargetOption("base-url", "base URL as an OpenAI client takes it, e.g. "
                  "http://127.0.0.1:8000/v1 or https://api.friendli.ai/dedicated/v1",
                  {"metavar": "URL"}, pytest_aliases=("url",)),
-    TargetOption("profile", "contract profile: openai, openai-compatible, friendli, or the "
-                 "path of a vendor's profile YAML shaped like spec/profiles/*.yaml (default: "
-                 "friendli for .../dedicated/v1 URLs, else openai)", {"metavar": "P"}),
+    TargetOption("profile", f"contract profile: {PROFILES}, or the path of a vendor's "
+                 "profile YAML shaped like spec/profiles/*.yaml (default: friendli for "
+                 ".../dedicated/v1 URLs, else openai)", {"metavar": "P"},
+                 attribute="profile_ref"),
     TargetOption("model", "model to test (default: the first model the profile's model listing "
                  "gives; required for FriendliAI, whose dedicated endpoints have no listing: "
                  "pass the endpoint id)", {"metavar": "M"}),
@@ -107,7 +122,9 @@ class TargetOptions:
     """The parsed target options; ``flag`` names an option as the user spelled it."""
 
     base_url: str | None = None
-    profile: str | None = None
+    profile_ref: str | None = None
+    """``--profile`` as typed: a shipped profile's name or a profile file's path, resolved
+    once by :func:`conformance.target.checks.pick_profile`."""
     model: str | None = None
     api_key: str | None = None
     header: tuple[str, ...] = ()
@@ -131,8 +148,18 @@ class TargetOptions:
         return self.flag_prefix + name
 
 
+def shipped_profile_names() -> list[str]:
+    """What :func:`spec.profile_names` gives (a test holds it), read without importing ``spec``:
+    its package's ``profiles/*.yaml``, found without running ``spec/__init__`` (which loads
+    YAML and jsonschema, too heavy for every pytest run the plugin takes part in)."""
+    found = importlib.util.find_spec("spec")
+    folders = list(found.submodule_search_locations or ()) if found is not None else []
+    return sorted(path.stem for folder in folders
+                  for path in Path(folder, "profiles").glob("*.yaml"))
+
+
 def _help(option: TargetOption, overrides: Mapping[str, str]) -> str:
-    return overrides.get(option.name, option.help)
+    return overrides.get(option.name, option.help_text)
 
 
 def add_target_arguments(
@@ -172,7 +199,7 @@ def add_pytest_target_options(add: Callable[..., None]) -> None:
         names = [f"--{PYTEST_PREFIX}{option.name}",
                  *(f"--{PYTEST_PREFIX}{alias}" for alias in option.pytest_aliases)]
         kwargs = {"default": None, **option.kwargs}
-        add(*names, dest=f"conformance_{option.dest}", help=option.help, **kwargs)
+        add(*names, dest=f"conformance_{option.dest}", help=option.help_text, **kwargs)
 
 
 def target_from_values(get: Callable[[str], Any], flag_prefix: str = "--") -> TargetOptions:
@@ -182,7 +209,7 @@ def target_from_values(get: Callable[[str], Any], flag_prefix: str = "--") -> Ta
         value = get(option.dest)
         if isinstance(value, list):
             value = tuple(value)
-        values[option.dest] = value
+        values[option.attribute or option.dest] = value
     return TargetOptions(**values, flag_prefix=flag_prefix)
 
 

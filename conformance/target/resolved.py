@@ -59,7 +59,7 @@ def resolve_target(
     wrong one. ``environ`` gives the API key, CA bundle and proxy that no flag gives (not to
     the embedded mock: nothing from the environment is sent to a process the harness
     started)."""
-    profile = pick_profile(options.profile, None if embedded else options.base_url,
+    profile = pick_profile(options.profile_ref, None if embedded else options.base_url,
                            flag=options.flag("profile"))
     headers = parse_headers(options.header, flag=options.flag("header"))
     features = pick_features(profile, options.feature, options.no_feature)

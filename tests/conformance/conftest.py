@@ -46,13 +46,13 @@ def served(mock: EmbeddedMock) -> Iterator[Callable[[str], EmbeddedMock]]:
     send, which the built-in ``/v1`` refuses) on first use, stopped at the session's end."""
     started: dict[str, EmbeddedMock] = {}
 
-    def mock_for(profile: str) -> EmbeddedMock:
-        args = serving_args(profile)
+    def mock_for(profile_name: str) -> EmbeddedMock:
+        args = serving_args(profile_name)
         if not args:
             return mock
-        if profile not in started:
-            started[profile] = EmbeddedMock(args).start()
-        return started[profile]
+        if profile_name not in started:
+            started[profile_name] = EmbeddedMock(args).start()
+        return started[profile_name]
 
     try:
         yield mock_for

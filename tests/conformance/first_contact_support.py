@@ -190,6 +190,6 @@ def gatekeeper(
         loop.run_until_complete(runner.cleanup())
         loop.close()
 
-def catalog(url: str, profile: str = "openai") -> RunResult:
-    settings = settings_for(url, profile)
+def catalog(url: str, profile_name: str = "openai") -> RunResult:
+    settings = settings_for(url, profile_name)
     return asyncio.run(execute(settings, CATALOG.select(profile=settings.profile)))

@@ -37,14 +37,14 @@ FAST_LIMITS = Limits(total_time=20.0, idle_timeout=1.0, connect_timeout=5.0)
 
 def settings_for(
     url: str,
-    profile: str,
+    profile_name: str,
     *,
     faults: Iterable[str] = (),
     limits: Limits = FAST_LIMITS,
     headers: Iterable[tuple[str, str]] = (),
     **options: object,
 ) -> Settings:
-    chosen = spec.get_profile(profile)
+    chosen = spec.get_profile(profile_name)
     extra = list(headers)
     names = list(faults)
     if names:
@@ -57,14 +57,14 @@ def settings_for(
 
 def run_catalog(
     url: str,
-    profile: str,
+    profile_name: str,
     *,
     faults: Iterable[str] = (),
     select: Iterable[str] = (),
     limits: Limits = FAST_LIMITS,
     **options: object,
 ) -> RunResult:
-    settings = settings_for(url, profile, faults=faults, limits=limits, **options)
+    settings = settings_for(url, profile_name, faults=faults, limits=limits, **options)
     rules = CATALOG.select(profile=settings.profile, select=list(select))
     return asyncio.run(execute(settings, rules))
 

@@ -58,7 +58,7 @@ def test_recordings_in_front_of_another_server_are_named_after_it() -> None:
     names = [r.name for r in recordings_of(PORTKEY, SERVERS["vllm"])]
     assert names == ["portkey-via-vllm-openai", "portkey-via-vllm-openai-compatible"]
     found = PORTKEY.recording("portkey-via-vllm-openai-compatible")
-    assert (found.profile, found.args) == ("openai-compatible", PORTKEY.recordings[1].args)
+    assert (found.profile_name, found.args) == ("openai-compatible", PORTKEY.recordings[1].args)
     assert [r.name for r in recordings_of(PORTKEY, None)] == [
         "portkey-openai", "portkey-openai-compatible"]
 

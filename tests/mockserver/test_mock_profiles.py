@@ -43,9 +43,9 @@ def body(**extra: Any) -> dict[str, Any]:
 
 def test_a_profile_is_served_on_its_own_paths_with_its_policy(
         make_server: Callable[..., LiveServer], tmp_path: Path) -> None:
-    profile = write_profile(tmp_path, "vendor-y", base_path="/api/v2", unknown_fields="ignore",
-                            invalid=422)
-    live = make_server(profiles=(profile,))
+    profile_file = write_profile(tmp_path, "vendor-y", base_path="/api/v2",
+                                 unknown_fields="ignore", invalid=422)
+    live = make_server(profile_refs=(profile_file,))
     ignored = live.post("/api/v2/completions", body(frobnicate=1))
     assert ignored.status == 200, ignored.data
     assert ignored.json()["choices"][0]["text"] == live.post("/v1/completions", body()).json()[
@@ -62,9 +62,9 @@ def test_a_rejecting_profile_names_the_field_outside_its_list(
         make_server: Callable[..., LiveServer], tmp_path: Path) -> None:
     """A field the wire's schema knows but the profile does not list (here ``top_k``) is an
     unknown field of that profile."""
-    profile = write_profile(tmp_path, "vendor-z", base_path="/z/v1", unknown_fields="reject",
-                            invalid=400, without=("top_k",))
-    live = make_server(profiles=(profile,))
+    profile_file = write_profile(tmp_path, "vendor-z", base_path="/z/v1",
+                                 unknown_fields="reject", invalid=400, without=("top_k",))
+    live = make_server(profile_refs=(profile_file,))
     answer = live.post("/z/v1/completions", body(top_k=5))
     assert (answer.status, answer.error["param"], answer.error["code"]) == (
         400, "top_k", "unknown_parameter")
@@ -74,9 +74,9 @@ def test_a_rejecting_profile_names_the_field_outside_its_list(
 def test_a_profile_on_v1_takes_the_built_in_route_over(
         make_server: Callable[..., LiveServer], tmp_path: Path) -> None:
     """Most vendors serve ``/v1``: their profile replaces the built-in OpenAI route there."""
-    profile = write_profile(tmp_path, "vendor-v1", base_path="/v1", unknown_fields="ignore",
-                            invalid=422)
-    live = make_server(profiles=(profile,))
+    profile_file = write_profile(tmp_path, "vendor-v1", base_path="/v1",
+                                 unknown_fields="ignore", invalid=422)
+    live = make_server(profile_refs=(profile_file,))
     assert live.post("/v1/completions", body(frobnicate=1)).status == 200
     assert live.post("/v1/completions", body(max_tokens=-1)).status == 422
     assert live.post("/dedicated/v1/completions", body(max_tokens=-1)).status == 422
@@ -88,9 +88,9 @@ def test_profiles_that_cannot_be_served_are_refused_naming_the_flag(tmp_path: Pa
     second = write_profile(tmp_path, "two", base_path="/same/v1", unknown_fields="reject",
                            invalid=422)
     with pytest.raises(ValueError, match=r"--profile .*two.*/same/v1.*already served"):
-        MockConfig(profiles=(first, second))
+        MockConfig(profile_refs=(first, second))
     with pytest.raises(ValueError, match="--profile nonesuch"):
-        MockConfig(profiles=("nonesuch",))
+        MockConfig(profile_refs=("nonesuch",))
 
 
 def test_the_cli_refuses_an_unknown_profile_with_a_usage_error(
@@ -132,7 +132,7 @@ def test_a_profile_is_validated_with_its_own_request_schema(
     raw = yaml.safe_load(path.read_text(encoding="utf-8"))
     raw["required_fields"] = [*raw["required_fields"], "max_tokens"]
     path.write_text(yaml.safe_dump(raw), encoding="utf-8")
-    live = make_server(profiles=(str(path),))
+    live = make_server(profile_refs=(str(path),))
     missing = live.post("/r/v1/completions", {"model": MODEL, "prompt": "Hello"})
     assert (missing.status, missing.error["param"], missing.error["code"]) == (
         422, "max_tokens", "missing_required_parameter")
@@ -144,7 +144,7 @@ def test_a_profile_is_validated_with_its_own_request_schema(
 
 def test_the_vllm_profile_takes_vllms_extensions_and_ignores_unknown_ones(
         make_server: Callable[..., LiveServer]) -> None:
-    live = make_server(profiles=("vllm",))
+    live = make_server(profile_refs=("vllm",))
     plain = live.post("/v1/completions", body()).json()["choices"][0]["text"]
     extended = live.post("/v1/completions", body(
         top_k=0, min_p=0, repetition_penalty=1, min_tokens=0, skip_special_tokens=False,
@@ -160,7 +160,7 @@ def greedy(prompt: str, **extra: Any) -> dict[str, Any]:
 
 
 def test_the_vllm_profile_honours_ignore_eos(make_server: Callable[..., LiveServer]) -> None:
-    live = make_server(profiles=("vllm",))
+    live = make_server(profile_refs=("vllm",))
     ending = "It was going to be a fine"
     early = live.post("/v1/completions", greedy(ending)).json()
     kept = live.post("/v1/completions", greedy(ending, ignore_eos=True)).json()
@@ -172,7 +172,7 @@ def test_the_vllm_profile_honours_ignore_eos(make_server: Callable[..., LiveServ
 
 def test_the_vllm_profile_stops_on_stop_token_ids_and_names_them(
         make_server: Callable[..., LiveServer]) -> None:
-    live = make_server(profiles=("vllm",))
+    live = make_server(profile_refs=("vllm",))
     named = live.post("/v1/completions", greedy("Example:", logprobs=0,
                                                 return_tokens_as_token_ids=True)).json()
     plain = live.post("/v1/completions", greedy("Example:", logprobs=0)).json()
@@ -190,7 +190,7 @@ def test_the_vllm_profile_stops_on_stop_token_ids_and_names_them(
 
 def test_the_vllm_profile_keeps_the_stop_string_when_asked_streamed_or_not(
         make_server: Callable[..., LiveServer]) -> None:
-    live = make_server(profiles=("vllm",))
+    live = make_server(profile_refs=("vllm",))
     text = live.post("/v1/completions", greedy("Example:")).json()["choices"][0]["text"]
     stop = text[8:11]
     cut = text.index(stop)
@@ -206,7 +206,7 @@ def test_the_vllm_profile_keeps_the_stop_string_when_asked_streamed_or_not(
 
 def test_the_vllm_profile_returns_prompt_logprobs_as_vllm_does(
         make_server: Callable[..., LiveServer]) -> None:
-    live = make_server(profiles=("vllm",))
+    live = make_server(profile_refs=("vllm",))
     answer = live.post("/v1/completions", greedy("It was going to be", max_tokens=1,
                                                  prompt_logprobs=2)).json()
     entries = answer["choices"][0]["prompt_logprobs"]
@@ -221,7 +221,7 @@ def test_the_vllm_profile_returns_prompt_logprobs_as_vllm_does(
 
 def test_the_vllm_profile_names_logprob_tokens_by_id(
         make_server: Callable[..., LiveServer]) -> None:
-    live = make_server(profiles=("vllm",))
+    live = make_server(profile_refs=("vllm",))
     logprobs = live.post("/v1/completions", greedy("Hi", logprobs=2,
                                                    return_tokens_as_token_ids=True)
                          ).json()["choices"][0]["logprobs"]
@@ -233,7 +233,7 @@ def test_the_vllm_profile_answers_a_body_without_model_with_its_model(
         make_server: Callable[..., LiveServer]) -> None:
     """``defaultable_fields: [model]`` (the profile's data); the built-in route still
     requires the model."""
-    live = make_server(profiles=("vllm",))
+    live = make_server(profile_refs=("vllm",))
     answer = live.post("/v1/completions", {"prompt": "Hello", "max_tokens": 2})
     assert (answer.status, answer.json()["model"]) == (200, MODEL)
     strict = make_server()

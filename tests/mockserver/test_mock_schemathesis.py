@@ -164,9 +164,9 @@ def _prompt_tokens(body: dict[str, Any]) -> int:
     return max(len(ENGINE.tokenizer.encode(p)) for p in prompts if isinstance(p, str))
 
 
-def _meet_cross_field_rules(body: dict[str, Any], profile: str) -> dict[str, Any]:
+def _meet_cross_field_rules(body: dict[str, Any], profile_name: str) -> dict[str, Any]:
     for _ in range(10):
-        violations = spec.cross_field_violations(body, profile)
+        violations = spec.cross_field_violations(body, profile_name)
         if not violations:
             return body
         rule = violations[0]

@@ -18,7 +18,7 @@ STORY = "Once upon a time there was a little cat who lived in a house by the sea
 
 @pytest.fixture(scope="module")
 def vllm() -> Iterator[LiveServer]:
-    with LiveServer(MockConfig(profiles=("vllm",))) as live:
+    with LiveServer(MockConfig(profile_refs=("vllm",))) as live:
         yield live
 
 

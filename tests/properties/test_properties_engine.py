@@ -14,34 +14,35 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from properties_support import deterministic, stops_of
 
+import spec
 from conformance.strategies import completion_requests
 from mockserver.wire import build_request, wire_of
 from reference_engine import Completion, Engine, FinishEvent, TextEvent, UsageEvent
 
 ENGINE = Engine()
-PROFILES = ("openai", "openai-compatible", "friendli")
+PROFILES = [spec.get_profile(name) for name in ("openai", "openai-compatible", "friendli")]
 SMALL = settings(max_examples=25, deadline=None, database=None,
                  suppress_health_check=list(HealthCheck))
 LARGE = settings(max_examples=400, deadline=None, database=None,
                  suppress_health_check=list(HealthCheck))
 
 
-def bodies(profile: str) -> st.SearchStrategy[dict]:
+def bodies(profile: spec.Profile) -> st.SearchStrategy[dict]:
     return st.tuples(completion_requests(profile, max_tokens=12), st.integers(0, 2**31 - 1)).map(
         lambda pair: deterministic(*pair))
 
 
-def complete(body: dict, profile: str) -> Completion:
-    return ENGINE.complete(build_request(body, wire=wire_of(profile)))
+def complete(body: dict, profile: spec.Profile) -> Completion:
+    return ENGINE.complete(build_request(body, wire=wire_of(profile.name)))
 
 
-def check_stream_equals_completion(body: dict, profile: str) -> None:
+def check_stream_equals_completion(body: dict, profile: spec.Profile) -> None:
     plain = complete(body, profile)
     texts: dict[int, str] = {}
     finishes: dict[int, str] = {}
     entries: dict[int, list] = {}
     usage = None
-    for event in ENGINE.stream(build_request(body, wire=wire_of(profile))):
+    for event in ENGINE.stream(build_request(body, wire=wire_of(profile.name))):
         if isinstance(event, (TextEvent, FinishEvent)):
             texts[event.index] = texts.get(event.index, "") + event.text
             entries.setdefault(event.index, []).extend(event.logprobs)
@@ -57,7 +58,7 @@ def check_stream_equals_completion(body: dict, profile: str) -> None:
     assert usage == plain.usage
 
 
-def check_invariants(body: dict, profile: str) -> None:
+def check_invariants(body: dict, profile: spec.Profile) -> None:
     first, again = complete(body, profile), complete(body, profile)
     assert first == again  # seeded (or greedy): the same bytes every time
     usage = first.usage
@@ -86,19 +87,19 @@ def check_invariants(body: dict, profile: str) -> None:
             assert all(value <= 0 for value in entry.top.values())
 
 
-@pytest.mark.parametrize("profile", PROFILES)
-def test_stream_equals_completion(profile: str) -> None:
+@pytest.mark.parametrize("profile", PROFILES, ids=lambda profile: profile.name)
+def test_stream_equals_completion(profile: spec.Profile) -> None:
     SMALL(given(bodies(profile))(lambda body: check_stream_equals_completion(body, profile)))()
 
 
-@pytest.mark.parametrize("profile", PROFILES)
-def test_seeded_usage_stop_and_logprob_invariants(profile: str) -> None:
+@pytest.mark.parametrize("profile", PROFILES, ids=lambda profile: profile.name)
+def test_seeded_usage_stop_and_logprob_invariants(profile: spec.Profile) -> None:
     SMALL(given(bodies(profile))(lambda body: check_invariants(body, profile)))()
 
 
 @pytest.mark.nightly  # the same properties run small in the default suite
-@pytest.mark.parametrize("profile", PROFILES)
-def test_engine_properties_at_length(profile: str) -> None:
+@pytest.mark.parametrize("profile", PROFILES, ids=lambda profile: profile.name)
+def test_engine_properties_at_length(profile: spec.Profile) -> None:
     def both(body: dict) -> None:
         check_stream_equals_completion(body, profile)
         check_invariants(body, profile)

@@ -21,7 +21,7 @@ from conformance.contract.validity import classify
 from conformance.strategies import InvalidRequest, completion_requests, invalid_completion_requests
 from conformance.target.embedded import EmbeddedMock
 
-PROFILES = ("openai", "openai-compatible", "friendli")
+PROFILES = [spec.get_profile(name) for name in ("openai", "openai-compatible", "friendli")]
 SMALL = settings(max_examples=15, deadline=None, database=None,
                  suppress_health_check=list(HealthCheck))
 LARGE = settings(max_examples=300, deadline=None, database=None,
@@ -29,7 +29,7 @@ LARGE = settings(max_examples=300, deadline=None, database=None,
 SESSION = requests.Session()
 
 
-def url_of(mock: EmbeddedMock, profile: str) -> str:
+def url_of(mock: EmbeddedMock, profile: spec.Profile) -> str:
     return mock.url_for(profile) + "/completions"
 
 
@@ -38,14 +38,14 @@ def post(url: str, body: Any) -> requests.Response:
                         headers={"Content-Type": "application/json"})
 
 
-def check_valid(mock: EmbeddedMock, profile: str, body: dict) -> None:
+def check_valid(mock: EmbeddedMock, profile: spec.Profile, body: dict) -> None:
     url = url_of(mock, profile)
     plain = post(url, body)
     assert plain.status_code == 200, plain.text
     answer = plain.json()
     usage = answer["usage"]
     assert usage["total_tokens"] == usage["prompt_tokens"] + usage["completion_tokens"]
-    options = {"include_usage": True} if spec.get_profile(profile).claims("include_usage") else None
+    options = {"include_usage": True} if profile.claims("include_usage") else None
     streamed = post(url, {**body, "stream": True, "stream_options": options})
     assert streamed.status_code == 200, streamed.text
     assert streamed.headers["Content-Type"].startswith("text/event-stream")
@@ -58,12 +58,12 @@ def check_valid(mock: EmbeddedMock, profile: str, body: dict) -> None:
         assert folded.usage == usage
 
 
-def check_invalid(mock: EmbeddedMock, profile: str, case: InvalidRequest, stream: bool) -> None:
-    chosen = spec.get_profile(profile)
+def check_invalid(mock: EmbeddedMock, chosen: spec.Profile, case: InvalidRequest,
+                  stream: bool) -> None:
     body = case.body
     if stream and isinstance(body, dict) and classify({**body, "stream": True}, chosen).invalid:
         body = {**body, "stream": True}  # the same mistake, streamed
-    answer = post(url_of(mock, profile), body)
+    answer = post(url_of(mock, chosen), body)
     assert answer.status_code in chosen.invalid_request_statuses, (case, answer.text)
     assert answer.headers["Content-Type"].startswith("application/json")
     envelope = answer.json()
@@ -71,25 +71,28 @@ def check_invalid(mock: EmbeddedMock, profile: str, case: InvalidRequest, stream
     assert not errors, (envelope, errors[0].message)
 
 
-def valid_bodies(profile: str) -> st.SearchStrategy[dict]:
+def valid_bodies(profile: spec.Profile) -> st.SearchStrategy[dict]:
     return st.tuples(completion_requests(profile, max_tokens=8, stream=False),
                      st.integers(0, 2**31 - 1)).map(lambda pair: deterministic(*pair))
 
 
-@pytest.mark.parametrize("profile", PROFILES)
-def test_valid_requests_stream_as_they_complete(live_mock: EmbeddedMock, profile: str) -> None:
+@pytest.mark.parametrize("profile", PROFILES, ids=lambda profile: profile.name)
+def test_valid_requests_stream_as_they_complete(live_mock: EmbeddedMock,
+                                                 profile: spec.Profile) -> None:
     SMALL(given(valid_bodies(profile))(lambda body: check_valid(live_mock, profile, body)))()
 
 
-@pytest.mark.parametrize("profile", PROFILES)
-def test_invalid_requests_get_the_profile_error(live_mock: EmbeddedMock, profile: str) -> None:
+@pytest.mark.parametrize("profile", PROFILES, ids=lambda profile: profile.name)
+def test_invalid_requests_get_the_profile_error(live_mock: EmbeddedMock,
+                                                 profile: spec.Profile) -> None:
     SMALL(given(invalid_completion_requests(profile), st.booleans())(
         lambda case, stream: check_invalid(live_mock, profile, case, stream)))()
 
 
 @pytest.mark.nightly  # the same properties run small in the default suite
-@pytest.mark.parametrize("profile", PROFILES)
-def test_mock_properties_at_length(live_mock: EmbeddedMock, profile: str) -> None:
+@pytest.mark.parametrize("profile", PROFILES, ids=lambda profile: profile.name)
+def test_mock_properties_at_length(live_mock: EmbeddedMock,
+                                                 profile: spec.Profile) -> None:
     LARGE(given(valid_bodies(profile))(lambda body: check_valid(live_mock, profile, body)))()
     LARGE(given(invalid_completion_requests(profile), st.booleans())(
         lambda case, stream: check_invalid(live_mock, profile, case, stream)))()

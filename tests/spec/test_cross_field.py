@@ -7,15 +7,15 @@ import pytest
 import spec
 
 
-def _ids(body: dict, profile: str) -> list[str]:
-    return [v.rule_id for v in spec.cross_field_violations(body, profile)]
+def _ids(body: dict, profile_name: str) -> list[str]:
+    return [v.rule_id for v in spec.cross_field_violations(body, profile_name)]
 
 
 BASE = {"model": "m", "prompt": "hi"}
 
 
 @pytest.mark.parametrize(
-    ("body", "profile", "expected"),
+    ("body", "profile_name", "expected"),
     [
         (BASE, "openai", []),
         ({**BASE, "best_of": 1, "n": 2}, "openai", ["best-of-at-least-n"]),
@@ -80,8 +80,8 @@ BASE = {"model": "m", "prompt": "hi"}
         ({**BASE, "embedding_to_replace": [0.1]}, "friendli", ["embedding-replacement-pairs"]),
     ],
 )
-def test_rules(body: dict, profile: str, expected: list[str]) -> None:
-    assert _ids(body, profile) == expected
+def test_rules(body: dict, profile_name: str, expected: list[str]) -> None:
+    assert _ids(body, profile_name) == expected
 
 
 def test_violation_names_the_first_field_as_param() -> None:

@@ -46,11 +46,12 @@ def test_each_wire_has_a_profile_of_its_own_name() -> None:
     assert all(spec.get_profile(wire).wire == wire for wire in WIRES)
 
 
-@pytest.mark.parametrize("profile", PROFILES)
+@pytest.mark.parametrize("profile_name", PROFILES)
 def test_the_clean_mock_passes_every_rule(
-    served: Callable[[str], EmbeddedMock], profile: str
+    served: Callable[[str], EmbeddedMock], profile_name: str
 ) -> None:
-    result = run_catalog(served(profile).url_for(profile), profile)
+    url = served(profile_name).url_for(spec.get_profile(profile_name))
+    result = run_catalog(url, profile_name)
     assert not_passing(result) == {}
     skipped = {r.rule.id: r.message for r in result.results if r.verdict is Verdict.SKIP}
     assert all("not claimed" in reason for reason in skipped.values()), skipped
@@ -94,9 +95,9 @@ def test_lenient_rules_fail_under_their_faults(
     check_fault(mock, mock_faults, fault, "openai", "openai-compatible")
 
 
-def judged(fault: str, profile: str) -> bool:
+def judged(fault: str, profile_name: str) -> bool:
     """Whether a rule of ``profile`` whose features it claims names ``fault``."""
-    chosen = spec.get_profile(profile)
+    chosen = spec.get_profile(profile_name)
     return any(fault in rule.faults and rule.applies_to(chosen)
                and all(chosen.claims(feature) for feature in rule.features) for rule in CATALOG)
 
@@ -133,12 +134,13 @@ LENIENT_ALLOWS = {
 def test_what_the_lenient_profile_allows_fails_nothing_there(
     mock: EmbeddedMock, fault: str
 ) -> None:
-    result = run_catalog(mock.url_for("openai-compatible"), "openai-compatible", faults=[fault])
+    result = run_catalog(mock.url_for(spec.get_profile("openai-compatible")),
+                         "openai-compatible", faults=[fault])
     assert not_passing(result) == {}
 
 
 def check_fault(
-    mock: EmbeddedMock, mock_faults: dict[str, dict], fault: str, wire: str, profile: str
+    mock: EmbeddedMock, mock_faults: dict[str, dict], fault: str, wire: str, profile_name: str
 ) -> None:
     if wire not in mock_faults[fault]["wires"]:
         pytest.skip(f"{fault} does not apply to {wire}")
@@ -146,15 +148,15 @@ def check_fault(
     limits = FAST_LIMITS
     if fault in VALID:
         select, limits = SLOW_SELECTION, Limits(total_time=60.0, idle_timeout=5.0)
-    result = run_catalog(mock.url_for(profile), profile, faults=[fault], select=select,
-                         limits=limits)
+    result = run_catalog(mock.url_for(spec.get_profile(profile_name)), profile_name,
+                         faults=[fault], select=select, limits=limits)
     by_id = {r.rule.id: r for r in result.results}
     named = [
         r.rule.id for r in result.results
         if fault in r.rule.faults and "not claimed" not in r.message
     ]
     if fault not in VALID:
-        assert named, f"no rule applicable to {profile} names {fault}"
+        assert named, f"no rule applicable to {profile_name} names {fault}"
     for rule_id in named:
         want = Verdict.FAIL if by_id[rule_id].rule.level is Level.MUST else Verdict.NON_STRICT
         assert by_id[rule_id].verdict is want, f"{rule_id}: {by_id[rule_id].message}"

@@ -23,6 +23,7 @@ import pytest
 from harness_support import MODEL, not_passing, settings_for
 from rewriting_front import Answer, Rewrite, as_sent, front
 
+import spec
 from conformance.model import RunResult
 from conformance.rules import CATALOG
 from conformance.run.runner import execute
@@ -121,13 +122,13 @@ def forwarded(body: bytes) -> bytes:
         return body
 
 
-def judged(mock: EmbeddedMock, profile: str, rewrite: Rewrite,
+def judged(mock: EmbeddedMock, profile_name: str, rewrite: Rewrite,
            forward: Callable[[bytes], bytes] = as_sent) -> RunResult:
-    target = urlsplit(mock.url_for(profile))
+    target = urlsplit(mock.url_for(spec.get_profile(profile_name)))
 
     async def main() -> RunResult:
         async with front(f"{target.scheme}://{target.netloc}", rewrite, forward=forward) as url:
-            settings = settings_for(url + target.path, profile)
+            settings = settings_for(url + target.path, profile_name)
             return await execute(settings, CATALOG.select(profile=settings.profile))
 
     return asyncio.run(main())
@@ -156,16 +157,16 @@ without a fraction (on OpenAI's wire the logit-bias probe's forced token has log
 PROFILES = ["openai", "openai-compatible", "vllm", "friendli"]
 
 
-@pytest.mark.parametrize("profile", PROFILES)
+@pytest.mark.parametrize("profile_name", PROFILES)
 @pytest.mark.parametrize("name", sorted(REWRITES))
 def test_what_a_gateway_adds_is_never_flagged(
-        served: Callable[[str], EmbeddedMock], name: str, profile: str) -> None:
-    if (name, profile) in UNSEEN:
-        pytest.skip(f"{name} has nothing to change in the mock's {profile} answers")
+        served: Callable[[str], EmbeddedMock], name: str, profile_name: str) -> None:
+    if (name, profile_name) in UNSEEN:
+        pytest.skip(f"{name} has nothing to change in the mock's {profile_name} answers")
     forward = forwarded if name in ("numbers-reserialised", "all-at-once") else as_sent
-    result = judged(served(profile), profile, REWRITES[name], forward)
+    result = judged(served(profile_name), profile_name, REWRITES[name], forward)
     for sign, shown in SIGNS.items():
-        if name in (sign, "all-at-once") and (sign, profile) not in UNSEEN:
+        if name in (sign, "all-at-once") and (sign, profile_name) not in UNSEEN:
             assert shown(result), f"{sign} changed nothing the harness saw"
     assert not_passing(result) == {}
 
@@ -197,11 +198,11 @@ def model_put_in(body: bytes) -> bytes:
     return body if sent is None else json.dumps({**sent, "model": MODEL}).encode("utf-8")
 
 
-@pytest.mark.parametrize("profile", ["openai", "openai-compatible", "vllm"])
+@pytest.mark.parametrize("profile_name", ["openai", "openai-compatible", "vllm"])
 def test_a_model_put_in_by_the_gateway_fails_only_errors_010(
-        served: Callable[[str], EmbeddedMock], profile: str) -> None:
-    result = judged(served(profile), profile, substituting, model_put_in)
+        served: Callable[[str], EmbeddedMock], profile_name: str) -> None:
+    result = judged(served(profile_name), profile_name, substituting, model_put_in)
     failing = not_passing(result)
     assert set(failing) == {"ERRORS-010"}
-    if profile != "openai":  # there a 200 fails whoever answers it
+    if profile_name != "openai":  # there a 200 fails whoever answers it
         assert "'text-davinci-003'" in failing["ERRORS-010"]

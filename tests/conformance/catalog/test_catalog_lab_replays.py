@@ -75,6 +75,6 @@ def test_every_fail_on_a_lab_server_is_explained(name: str) -> None:
 
 def test_the_table_covers_every_rule_of_each_profile() -> None:
     for name, entry in TABLE.items():
-        profile = entry["args"][entry["args"].index("--profile") + 1]
-        rules = CATALOG.select(profile=spec.get_profile(profile))
+        profile_name = entry["args"][entry["args"].index("--profile") + 1]
+        rules = CATALOG.select(profile=spec.get_profile(profile_name))
         assert set(entry["rules"]) == {r.id for r in rules}, name

@@ -9,6 +9,7 @@ import dataclasses
 
 from harness_support import not_passing, settings_for
 
+import spec
 from conformance.model import RunResult, Verdict
 from conformance.rules import CATALOG
 from conformance.run.runner import execute
@@ -19,7 +20,7 @@ PROMPT_LIST_RULES = ("INDICES-003", "INDICES-004", "USAGE-007")
 
 def run(mock: EmbeddedMock, *, without: frozenset[str] = frozenset(),
         faults: tuple[str, ...] = ("prompt-list-500",)) -> RunResult:
-    settings = settings_for(mock.url_for("openai"), "openai", faults=faults)
+    settings = settings_for(mock.url_for(spec.get_profile("openai")), "openai", faults=faults)
     settings = dataclasses.replace(settings, features=settings.features - without)
     return asyncio.run(execute(settings, CATALOG.select(profile=settings.profile)))
 

@@ -91,16 +91,17 @@ async def proxy(upstream: str, rewrite: Rewrite) -> tuple[web.AppRunner, str]:
     return runner, f"http://127.0.0.1:{port}"
 
 
-@pytest.mark.parametrize("profile", ["openai", "friendli"])
+@pytest.mark.parametrize("profile_name", ["openai", "friendli"])
 @pytest.mark.parametrize("variant", sorted(VARIANTS))
-def test_valid_framing_is_never_flagged(mock: EmbeddedMock, variant: str, profile: str) -> None:
+def test_valid_framing_is_never_flagged(mock: EmbeddedMock, variant: str, profile_name: str
+                                        ) -> None:
     upstream = mock.openai_url.rsplit("/v1", 1)[0]
-    base_path = "/dedicated/v1" if profile == "friendli" else "/v1"
+    base_path = "/dedicated/v1" if profile_name == "friendli" else "/v1"
 
     async def main() -> dict[str, str]:
         runner, url = await proxy(upstream, VARIANTS[variant])
         try:
-            settings = settings_for(url + base_path, profile)
+            settings = settings_for(url + base_path, profile_name)
             result = await execute(settings, CATALOG.select(profile=settings.profile))
         finally:
             await runner.cleanup()

@@ -41,41 +41,42 @@ def test_the_mock_lists_the_variants_of_issue_37() -> None:
             "extra-fields"} <= set(VARIANTS)
 
 
-def check_variant(served: Callable[[str], EmbeddedMock], variant: str, profile: str) -> None:
-    mock = served(profile)
-    result = run_catalog(mock.url_for(profile), profile,
+def check_variant(served: Callable[[str], EmbeddedMock], variant: str, profile_name: str) -> None:
+    mock = served(profile_name)
+    result = run_catalog(mock.url_for(spec.get_profile(profile_name)), profile_name,
                          headers=[("X-Mock-Variant", variant)])
-    expected = NOT_ALLOWED.get((variant, profile), {})
+    expected = NOT_ALLOWED.get((variant, profile_name), {})
     assert {rule: text.split(":", 1)[0] for rule, text in not_passing(result).items()} == \
         expected, not_passing(result)
 
 
 @pytest.mark.parametrize(
-    ("variant", "profile"),
+    ("variant", "profile_name"),
     [(variant, PROFILES[at % len(PROFILES)]) for at, variant in enumerate(VARIANTS)],
 )
 def test_a_variant_fails_no_rule(served: Callable[[str], EmbeddedMock], variant: str,
-                                 profile: str) -> None:
-    check_variant(served, variant, profile)
+                                 profile_name: str) -> None:
+    check_variant(served, variant, profile_name)
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("profile", PROFILES)
+@pytest.mark.parametrize("profile_name", PROFILES)
 @pytest.mark.parametrize("variant", VARIANTS)
 def test_every_variant_fails_no_rule_on_any_profile(
-    served: Callable[[str], EmbeddedMock], variant: str, profile: str
+    served: Callable[[str], EmbeddedMock], variant: str, profile_name: str
 ) -> None:
-    check_variant(served, variant, profile)
+    check_variant(served, variant, profile_name)
 
 
-@pytest.mark.parametrize("profile", ["openai", "openai-compatible"])
+@pytest.mark.parametrize("profile_name", ["openai", "openai-compatible"])
 def test_openai_repeated_length_finish_is_judged_not_skipped(
-    served: Callable[[str], EmbeddedMock], profile: str
+    served: Callable[[str], EmbeddedMock], profile_name: str
 ) -> None:
     """OpenAI's stream cut by max_tokens repeats its ``length`` on one more empty chunk
     (issue 49): the determinism rules judge it (they skipped it as "a chunk after its finish
     chunk" before), and FINISH-002 passes it."""
-    result = run_catalog(served(profile).url_for(profile), profile,
+    url = served(profile_name).url_for(spec.get_profile(profile_name))
+    result = run_catalog(url, profile_name,
                          headers=[("X-Mock-Variant", "finish-repeated-on-length")])
     verdicts = {r.rule.id: (r.verdict.value, r.message) for r in result.results}
     for rule_id in ("FINISH-002", "FINISH-004", "DET-001", "DET-002", "DET-004", "DET-005",

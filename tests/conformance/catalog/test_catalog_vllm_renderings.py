@@ -146,10 +146,10 @@ SIGNS: dict[str, Callable[[bytes], bool]] = {
 """Bytes that show the rewrite reached the harness in at least one stream."""
 
 
-def judged(mock: EmbeddedMock, name: str, profile: str) -> dict[str, str]:
+def judged(mock: EmbeddedMock, name: str, profile_name: str) -> dict[str, str]:
     async def main() -> dict[str, str]:
         async with front(mock.openai_url.rsplit("/v1", 1)[0], vllm_rendering(name)) as url:
-            settings = settings_for(url + "/v1", profile)
+            settings = settings_for(url + "/v1", profile_name)
             result = await execute(settings, CATALOG.select(profile=settings.profile))
         streams = [e.body for e in result.exchanges.values() if e.is_sse and e.status == 200]
         assert any(SIGNS[name](body) for body in streams), f"{name} changed no stream"
@@ -158,17 +158,17 @@ def judged(mock: EmbeddedMock, name: str, profile: str) -> dict[str, str]:
     return asyncio.run(main())
 
 
-@pytest.mark.parametrize("profile", ["openai", "openai-compatible", "vllm"])
+@pytest.mark.parametrize("profile_name", ["openai", "openai-compatible", "vllm"])
 @pytest.mark.parametrize("name", ["extra-fields", "choices-last-first", "tokens-held-back"])
 def test_valid_vllm_renderings_are_never_flagged(
-        served: Callable[[str], EmbeddedMock], name: str, profile: str) -> None:
-    assert judged(served(profile), name, profile) == {}
+        served: Callable[[str], EmbeddedMock], name: str, profile_name: str) -> None:
+    assert judged(served(profile_name), name, profile_name) == {}
 
 
-@pytest.mark.parametrize("profile", ["openai-compatible", "vllm"])
+@pytest.mark.parametrize("profile_name", ["openai-compatible", "vllm"])
 def test_no_usage_key_before_the_usage_chunk_is_valid_where_the_profile_allows_it(
-        served: Callable[[str], EmbeddedMock], profile: str) -> None:
-    assert judged(served(profile), "usage-key-absent", profile) == {}
+        served: Callable[[str], EmbeddedMock], profile_name: str) -> None:
+    assert judged(served(profile_name), "usage-key-absent", profile_name) == {}
 
 
 def test_no_usage_key_fails_only_the_rule_of_usage_null_under_openai(mock: EmbeddedMock) -> None:

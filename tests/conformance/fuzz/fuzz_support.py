@@ -42,16 +42,16 @@ def response(body: object, content: bytes, *, status: int = 200,
                                  content=content, request=prepared, elapsed=0.05, verify=True)
 
 
-def settings(profile: str = "openai", **options: object) -> Settings:
-    chosen = spec.get_profile(profile)
+def settings(profile_name: str = "openai", **options: object) -> Settings:
+    chosen = spec.get_profile(profile_name)
     return Settings(base_url="http://127.0.0.1:9" + chosen.base_path, profile=chosen,
                     model=MODEL, features=chosen.features, **options)  # type: ignore[arg-type]
 
 
-def sample(body: object, content: bytes, *, profile: str = "openai", status: int = 200,
+def sample(body: object, content: bytes, *, profile_name: str = "openai", status: int = 200,
            content_type: str = "application/json", operation: str = "completions") -> Sample:
     exchange = to_exchange(response(body, content, status=status, content_type=content_type))
-    return Sample(operation, body, classify(body, spec.get_profile(profile)), exchange)
+    return Sample(operation, body, classify(body, spec.get_profile(profile_name)), exchange)
 
 
 def chunk(index: int, text: str, finish: str | None = None, **extra: object) -> dict:

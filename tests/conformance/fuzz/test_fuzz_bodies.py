@@ -119,16 +119,16 @@ def test_servable_meets_vllms_own_checks_without_lifting_the_cap() -> None:
     assert not spec.cross_field_violations(fixed, "vllm")
 
 
-@pytest.mark.parametrize("profile", ["openai", "openai-compatible", "friendli", "vllm"])
-def test_capped_valid_bodies_stay_valid(profile: str) -> None:
-    chosen = spec.get_profile(profile)
+@pytest.mark.parametrize("profile_name", ["openai", "openai-compatible", "friendli", "vllm"])
+def test_capped_valid_bodies_stay_valid(profile_name: str) -> None:
+    chosen = spec.get_profile(profile_name)
     caps = Caps(max_tokens=4, max_n=2)
 
     @settings(max_examples=60, deadline=None, database=None,
               suppress_health_check=list(HealthCheck))
-    @given(completion_requests(profile, max_tokens=64, max_n=5, max_prompts=5))
+    @given(completion_requests(chosen, max_tokens=64, max_n=5, max_prompts=5))
     def check(body: dict) -> None:
-        sent = servable(cap(body, caps, friendli=profile == "friendli"), chosen, model="m")
+        sent = servable(cap(body, caps, friendli=profile_name == "friendli"), chosen, model="m")
         assert classify(sent, chosen).kind == "valid", (sent, classify(sent, chosen).why)
         assert sent["max_tokens"] <= 4 and sent.get("n", 1) <= 2
 

@@ -32,8 +32,8 @@ BODY = {"model": "reference-ngram", "prompt": "Hi", "max_tokens": 3}
 STREAM = {**BODY, "stream": True, "stream_options": {"include_usage": True}}
 
 
-def run(profile: str = "openai", strict: bool = True) -> FuzzRun:
-    chosen = settings(profile)
+def run(profile_name: str = "openai", strict: bool = True) -> FuzzRun:
+    chosen = settings(profile_name)
     return FuzzRun(chosen, select_rules(chosen, strict=strict), Caps(),
                    operations={"POST /v1/completions": "completions",
                                "POST /dedicated/v1/completions": "completions"})
@@ -111,13 +111,13 @@ def test_only_shapes_a_rule_can_judge_are_bound() -> None:
     assert stopped(sample({**BODY, "stop": "."}, answer)) is not None
     # vLLM keeps the matched stop string by design: the stop rules have nothing to judge
     ids = {"return_tokens_as_token_ids": True}  # vLLM's tokens as "token_id:N", by design
-    assert logprobs(sample({**BODY, "logprobs": 2}, answer, profile="vllm")) is not None
-    assert logprobs(sample({**BODY, "logprobs": 2, **ids}, answer, profile="vllm")) is None
+    assert logprobs(sample({**BODY, "logprobs": 2}, answer, profile_name="vllm")) is not None
+    assert logprobs(sample({**BODY, "logprobs": 2, **ids}, answer, profile_name="vllm")) is None
     assert echo_scored(sample({**BODY, "echo": True, "logprobs": 0, **ids}, answer,
-                              profile="vllm")) is None
-    assert stopped(sample({**BODY, "stop": "."}, answer, profile="vllm")) is not None
+                              profile_name="vllm")) is None
+    assert stopped(sample({**BODY, "stop": "."}, answer, profile_name="vllm")) is not None
     assert stopped(sample({**BODY, "stop": ".", "include_stop_str_in_output": True}, answer,
-                          profile="vllm")) is None
+                          profile_name="vllm")) is None
 
 
 def test_the_registered_check_raises_a_rule_failure() -> None:

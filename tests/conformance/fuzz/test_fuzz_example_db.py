@@ -145,8 +145,8 @@ class Recording(InMemoryExampleDatabase):
         return super().fetch(key)
 
 
-def _keys(base_url: str, profile: str, seed: int) -> set[bytes]:
-    chosen = spec.get_profile(profile)
+def _keys(base_url: str, profile_name: str, seed: int) -> set[bytes]:
+    chosen = spec.get_profile(profile_name)
     settings = Settings(base_url=base_url, profile=chosen, model=MODEL, features=chosen.features)
     database = Recording()
     fuzz(settings, FuzzConfig(max_examples=3, seed=seed, phases=("fuzzing",), shrink=False,

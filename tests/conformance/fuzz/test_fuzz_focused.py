@@ -11,6 +11,7 @@ from fuzz_support import chunk, completion, found_rules, run_cli, sample, settin
 from hypothesis import HealthCheck, given
 from hypothesis import settings as hypothesis_settings
 
+import spec
 from conformance.fuzz.bodies import Caps
 from conformance.fuzz.checks import FuzzRun, judge, select_rules
 from conformance.fuzz.produced import KNOWN_TOKENS, Produced, baseline_body
@@ -53,14 +54,15 @@ def test_the_first_greedy_request_echoes_a_token_prompt_where_claimed() -> None:
 
 @hypothesis_settings(max_examples=40, deadline=None, database=None,
                      suppress_health_check=list(HealthCheck))
-@given(stop_requests("openai", texts=["The list of things"], prompt=KNOWN_TOKENS))
+@given(stop_requests(spec.get_profile("openai"), texts=["The list of things"],
+                     prompt=KNOWN_TOKENS))
 def test_stop_requests_are_greedy_with_a_stop_string(body: dict) -> None:
     assert body["temperature"] == 0 and body["stop"] and "echo" not in body
 
 
 @hypothesis_settings(max_examples=40, deadline=None, database=None,
                      suppress_health_check=list(HealthCheck))
-@given(independent_samples("openai", max_n=3))
+@given(independent_samples(spec.get_profile("openai"), max_n=3))
 def test_independent_samples_are_sampled_n_choices(body: dict) -> None:
     assert body["temperature"] == 1.0 and 2 <= body["n"] <= 3 and "stream" not in body
 

@@ -82,12 +82,12 @@ FRIENDLI_FAULTS = {
 
 
 @pytest.mark.nightly
-@pytest.mark.parametrize("profile", spec.profile_names())
-def test_the_clean_mock_survives_a_long_fuzz(served: Callable[[str], EmbeddedMock], profile: str,
-                                              tmp_path: Path) -> None:
+@pytest.mark.parametrize("profile_name", spec.profile_names())
+def test_the_clean_mock_survives_a_long_fuzz(served: Callable[[str], EmbeddedMock],
+                                              profile_name: str, tmp_path: Path) -> None:
     report = tmp_path / "long.json"
-    url = served(profile).url_for(profile)
-    status, out, _ = run_cli(["fuzz", "--base-url", url, "--profile", profile,
+    url = served(profile_name).url_for(spec.get_profile(profile_name))
+    status, out, _ = run_cli(["fuzz", "--base-url", url, "--profile", profile_name,
                               "--model", "reference-ngram", "--time-budget", LONG_SECONDS,
                               "--workers", "2", "--seed", "20261129", "-q",
                               "--json", str(report)])
@@ -95,13 +95,14 @@ def test_the_clean_mock_survives_a_long_fuzz(served: Callable[[str], EmbeddedMoc
     assert json.loads(report.read_text())["search"]["examples"] > 1000
 
 
-def _found(mock: EmbeddedMock, profile: str, fault: str, tmp_path: Path,
+def _found(mock: EmbeddedMock, profile_name: str, fault: str, tmp_path: Path,
            examples: int = 30) -> set[str]:
     report = tmp_path / f"{fault}.json"
     status, out, err = run_cli([
-        "fuzz", "--base-url", mock.url_for(profile), "--profile", profile, "--model",
-        "reference-ngram", "--max-examples", str(examples), "--seed", "1", "--workers", "1",
-        "-q",
+        "fuzz", "--base-url", mock.url_for(spec.get_profile(profile_name)),
+        "--profile", profile_name, "--model", "reference-ngram", "--max-examples", str(examples),
+        "--seed", "1",
+        "--workers", "1", "-q",
         "--no-shrink", "--header", f"X-Mock-Fault: {fault}", "--json", str(report),
     ])
     assert status == 1, out + err
@@ -198,8 +199,8 @@ def test_should_faults_are_found_with_strict(mock: EmbeddedMock, fault: str, exp
     """A fault only a SHOULD rule judges is found by ``conformance fuzz --strict``."""
     report = tmp_path / f"{fault}.json"
     status, out, err = run_cli([
-        "fuzz", "--base-url", mock.url_for("openai"), "--profile", "openai", "--model",
-        "reference-ngram", "--max-examples", "30", "--seed", "1", "--workers", "1", "-q",
+        "fuzz", "--base-url", mock.url_for(spec.get_profile("openai")), "--profile", "openai",
+        "--model", "reference-ngram", "--max-examples", "30", "--seed", "1", "--workers", "1", "-q",
         "--strict", "--no-shrink", "--header", f"X-Mock-Fault: {fault}", "--json", str(report),
     ])
     assert status == 1, out + err
@@ -215,11 +216,13 @@ def test_every_sixth_fault_is_found_in_100_examples(mock: EmbeddedMock, mock_fau
     produced.py) and seeded n > 1 is drawn often (conformance/strategies/focused.py)."""
     if fault in UNREACHABLE:
         pytest.skip(UNREACHABLE[fault])
-    profile = "openai" if "openai" in mock_faults[fault]["wires"] else "friendli"
+    profile_name = "openai" if "openai" in mock_faults[fault]["wires"] else "friendli"
     report = tmp_path / f"{fault}.json"
     status, out, err = run_cli([
-        "fuzz", "--base-url", mock.url_for(profile), "--profile", profile, "--model",
-        "reference-ngram", "--max-examples", "100", "--seed", "1", "--workers", "1", "-q",
+        "fuzz", "--base-url", mock.url_for(spec.get_profile(profile_name)),
+        "--profile", profile_name,
+        "--model", "reference-ngram", "--max-examples", "100", "--seed", "1", "--workers", "1",
+        "-q",
         "--no-shrink", "--header", f"X-Mock-Fault: {fault}", "--json", str(report),
         "--timeout", SAMPLE_TIMEOUT,
     ])

@@ -158,7 +158,7 @@ class Recorder:
 def test_the_engine_tells_a_restarted_phase_once() -> None:
     recorder = Recorder()
     live = Live(recorder, Tally(requests=lambda: 0))
-    result = FuzzResult(seed=1, profile="openai", base_url="http://127.0.0.1:9/v1", checks=())
+    result = FuzzResult(seed=1, profile_name="openai", base_url="http://127.0.0.1:9/v1", checks=())
     collector = FindingCollector()
     names = [PhaseName(name) for name in ("probing", "coverage", *["fuzzing"] * 100)]
     for name in names:
@@ -283,7 +283,7 @@ def test_a_check_that_judged_nothing_skips_with_why_instead_of_passing() -> None
     from conformance.fuzz.results import run_result
     from conformance.model import Verdict
 
-    result = FuzzResult(seed=1, profile="openai", base_url="http://127.0.0.1:9/v1",
+    result = FuzzResult(seed=1, profile_name="openai", base_url="http://127.0.0.1:9/v1",
                         checks=("not_a_server_error", "USAGE-001", "SCHEMA-001"), examples=4,
                         requests=4, judged={"SCHEMA-001": 4})
     verdicts = {item.rule.id: item for item in run_result(result, settings("openai")).results}
@@ -291,7 +291,7 @@ def test_a_check_that_judged_nothing_skips_with_why_instead_of_passing() -> None
     assert verdicts["FUZZ-001"].verdict is Verdict.PASS
     assert verdicts["USAGE-001"].verdict is Verdict.SKIP
     assert "none of the 4 examples gave it an answer to judge" in verdicts["USAGE-001"].message
-    nothing = FuzzResult(seed=1, profile="openai", base_url="http://127.0.0.1:9/v1",
+    nothing = FuzzResult(seed=1, profile_name="openai", base_url="http://127.0.0.1:9/v1",
                          checks=("not_a_server_error",), requests=3)
     skipped = run_result(nothing, settings("openai")).results[0]
     assert skipped.verdict is Verdict.SKIP and "no example was judged" in skipped.message

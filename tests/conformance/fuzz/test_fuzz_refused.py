@@ -42,30 +42,30 @@ NEEDS_AN_ANSWER = {"independent-samples"}
 """Bindings that read the answer to decide (its logprobs): a refusal is never bound by them."""
 
 
-def _fuzz(profile: str) -> FuzzRun:
-    chosen = settings(profile)
+def _fuzz(profile_name: str) -> FuzzRun:
+    chosen = settings(profile_name)
     return FuzzRun(chosen, select_rules(chosen, strict=True), Caps(),
                    operations={"POST /v1/completions": "completions"})
 
 
-def _cases(profile: str) -> list[tuple[str, Rule]]:
-    return [(profile, rule) for rule in _fuzz(profile).rules if rule.fuzz != "invalid"]
+def _cases(profile_name: str) -> list[tuple[str, Rule]]:
+    return [(profile_name, rule) for rule in _fuzz(profile_name).rules if rule.fuzz != "invalid"]
 
 
-CASES = [case for profile in ("openai", "openai-compatible", "vllm", "friendli")
-         for case in _cases(profile)]
+CASES = [case for profile_name in ("openai", "openai-compatible", "vllm", "friendli")
+         for case in _cases(profile_name)]
 
 
-@pytest.mark.parametrize(("profile", "rule"), CASES,
-                         ids=[f"{profile}-{rule.id}" for profile, rule in CASES])
-def test_a_refused_valid_request_is_judged_by_no_rule(profile: str, rule: Rule) -> None:
-    fuzz = _fuzz(profile)
+@pytest.mark.parametrize(("profile_name", "rule"), CASES,
+                         ids=[f"{profile_name}-{rule.id}" for profile_name, rule in CASES])
+def test_a_refused_valid_request_is_judged_by_no_rule(profile_name: str, rule: Rule) -> None:
+    fuzz = _fuzz(profile_name)
     binder = binder_for(rule)
     assert binder is not None
     if rule.fuzz == "models-list":
-        samples = [sample(None, ERROR, status=400, profile=profile, operation="models")]
+        samples = [sample(None, ERROR, status=400, profile_name=profile_name, operation="models")]
     else:
-        samples = [sample(body, ERROR, status=400, profile=profile) for body in BODIES]
+        samples = [sample(body, ERROR, status=400, profile_name=profile_name) for body in BODIES]
         samples = [each for each in samples if each.valid]
     bound = [each for each in samples if binder(each) is not None]
     assert bound or rule.fuzz in NEEDS_AN_ANSWER, f"no refused request of {rule.id}'s shape"

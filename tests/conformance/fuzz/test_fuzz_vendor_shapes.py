@@ -20,17 +20,17 @@ VLLM_ERROR = {"error": {"message": "max_tokens must be at least 1, got 0.",
                         "type": "BadRequestError", "param": None, "code": 400}}
 
 
-def _validate(profile: str, answer: schemathesis.Response) -> None:
-    schema = schemathesis.openapi.from_dict(spec.profile_document(profile))
+def _validate(profile_name: str, answer: schemathesis.Response) -> None:
+    schema = schemathesis.openapi.from_dict(spec.profile_document(profile_name))
     schema["/v1/completions"]["POST"].validate_response(answer)
 
 
-@pytest.mark.parametrize("profile", ["vllm", "openai-compatible"])
-def test_vllms_integer_error_code_conforms(profile: str) -> None:
+@pytest.mark.parametrize("profile_name", ["vllm", "openai-compatible"])
+def test_vllms_integer_error_code_conforms(profile_name: str) -> None:
     body = {"model": "m", "prompt": "p", "max_tokens": 0}
-    _validate(profile, response(body, json.dumps(VLLM_ERROR).encode(), status=400))
+    _validate(profile_name, response(body, json.dumps(VLLM_ERROR).encode(), status=400))
     stream = sse(chunk(0, "a"), VLLM_ERROR)
-    _validate(profile, response({**body, "stream": True}, stream,
+    _validate(profile_name, response({**body, "stream": True}, stream,
                                 content_type="text/event-stream"))
 
 

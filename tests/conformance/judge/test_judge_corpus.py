@@ -35,11 +35,11 @@ def verdicts(report: dict[str, Any], *wanted: str) -> dict[str, list[str]]:
             for result in report["results"] if result["verdict"] in wanted}
 
 
-@pytest.mark.parametrize("profile", ["openai", "openai-compatible"])
-def test_the_real_api_s_recordings_give_no_violation(profile: str, tmp_path: Path) -> None:
+@pytest.mark.parametrize("profile_name", ["openai", "openai-compatible"])
+def test_the_real_api_s_recordings_give_no_violation(profile_name: str, tmp_path: Path) -> None:
     report_file = tmp_path / "corpus.json"
     with io.StringIO() as out, io.StringIO() as err:
-        code = main(["judge", "-q", str(CORPUS), "--profile", profile,
+        code = main(["judge", "-q", str(CORPUS), "--profile", profile_name,
                      "--json", str(report_file)], out, err)
         text = out.getvalue()
     report = json.loads(report_file.read_text())

@@ -10,6 +10,7 @@ import asyncio
 from harness_support import run_catalog, settings_for
 from repeating_server import RepeatingServer, start
 
+import spec
 from conformance.model import RunResult
 from conformance.rules import CATALOG
 from conformance.run.runner import execute
@@ -92,7 +93,7 @@ def test_the_mock_without_logprobs_is_judged_through_its_tokenizer(mock: Embedde
     """``mockserver --fault logprobs-missing`` answers no logprobs and serves ``/tokenize``:
     logit_bias and the penalties are judged there, and fail when the mock ignores them."""
     def judged(*faults: str) -> dict[str, str]:
-        result = run_catalog(mock.url_for("openai"), "openai", faults=faults,
+        result = run_catalog(mock.url_for(spec.get_profile("openai")), "openai", faults=faults,
                              select=list(JUDGED))
         return {r.rule.id: r.verdict.value for r in result.results}
 

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+import spec
 from conformance.cli import main
 from conformance.target.embedded import EmbeddedMock
 
@@ -39,9 +40,10 @@ CASES = {
 def test_a_replayed_report_gets_the_verdicts_of_the_live_run(
     case: str, mock: EmbeddedMock, tmp_path: Path
 ) -> None:
-    profile, faults = CASES[case]
-    target = ["--base-url", mock.url_for(profile), "--profile", profile]
-    if profile == "friendli":
+    profile_name, faults = CASES[case]
+    profile = spec.get_profile(profile_name)
+    target = ["--base-url", mock.url_for(profile), "--profile", profile_name]
+    if profile_name == "friendli":
         target += ["--model", "reference-ngram"]
     if faults:
         target += ["--header", f"X-Mock-Fault: {','.join(faults)}"]
@@ -51,8 +53,8 @@ def test_a_replayed_report_gets_the_verdicts_of_the_live_run(
     else:
         assert not live["passed"]
     with EmbeddedMock(["--replay", str(tmp_path / "live.json"), "--replay-timing", "none"]) as rp:
-        replay_target = ["--base-url", rp.url_for(profile), "--profile", profile]
-        if profile == "friendli":
+        replay_target = ["--base-url", rp.url_for(profile), "--profile", profile_name]
+        if profile_name == "friendli":
             replay_target += ["--model", "reference-ngram"]
         replayed = run_json(tmp_path / "replayed.json", *replay_target)
     assert verdicts(replayed) == verdicts(live)

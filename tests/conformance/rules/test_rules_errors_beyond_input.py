@@ -30,9 +30,9 @@ def error(message: str, param: str | None = None, code: str | None = None) -> di
                       "code": code}}
 
 
-def judged(rule_id: str, profile: str, missing: Exchange,
+def judged(rule_id: str, profile_name: str, missing: Exchange,
            greedy: Exchange | None = None) -> tuple[str, str]:
-    chosen = spec.get_profile(profile)
+    chosen = spec.get_profile(profile_name)
     settings = Settings("http://x.test/v1", chosen, MODEL, chosen.features)
     outcomes = {
         "greedy": ProbeOutcome("greedy", exchanges={"ns": greedy or json_exchange(completion())},
@@ -48,7 +48,7 @@ def answer(body: object, status: int, content_type: str = "application/json") ->
     return json_exchange(body, status=status, request_body=UNNAMED, content_type=content_type)
 
 
-@pytest.mark.parametrize(("profile", "status", "body"), [
+@pytest.mark.parametrize(("profile_name", "status", "body"), [
     ("openai", 400, error("you must provide a model parameter")),  # OpenAI's own, param null
     ("openai", 400, error("Missing required parameter: 'model'.", "model")),
     ("openai-compatible", 422, error("Field required", "model")),
@@ -56,11 +56,11 @@ def answer(body: object, status: int, content_type: str = "application/json") ->
     ("friendli", 422, {"detail": [{"loc": ["body", "model"], "msg": "Field required",
                                    "type": "missing"}]}),
 ])
-def test_a_refusal_naming_model_passes(profile: str, status: int, body: object) -> None:
-    assert judged("ERRORS-010", profile, answer(body, status))[0] == "PASS"
+def test_a_refusal_naming_model_passes(profile_name: str, status: int, body: object) -> None:
+    assert judged("ERRORS-010", profile_name, answer(body, status))[0] == "PASS"
 
 
-@pytest.mark.parametrize(("profile", "status", "body", "said"), [
+@pytest.mark.parametrize(("profile_name", "status", "body", "said"), [
     ("openai", 404, error("The model `text-davinci-003` does not exist", "model",
                           "model_not_found"), "404"),
     ("openai-compatible", 404, error("openai error: The model `text-davinci-003` does not "
@@ -71,9 +71,9 @@ def test_a_refusal_naming_model_passes(profile: str, status: int, body: object) 
     ("openai", 200, completion(), "requires model"),
     ("friendli", 200, completion(), "requires model"),
 ])
-def test_a_substituted_or_silent_answer_fails(profile: str, status: int, body: object,
+def test_a_substituted_or_silent_answer_fails(profile_name: str, status: int, body: object,
                                              said: str) -> None:
-    verdict, message = judged("ERRORS-010", profile, answer(body, status))
+    verdict, message = judged("ERRORS-010", profile_name, answer(body, status))
     assert verdict == "FAIL" and said in message
 
 

@@ -14,14 +14,14 @@ from conformance.strategies import InvalidRequest, invalid_completion_requests
 PROFILES = ("openai", "openai-compatible", "friendli")
 
 
-@pytest.mark.parametrize("profile", PROFILES)
-def test_invalid_requests_must_be_rejected(profile: str) -> None:
-    chosen = spec.get_profile(profile)
+@pytest.mark.parametrize("profile_name", PROFILES)
+def test_invalid_requests_must_be_rejected(profile_name: str) -> None:
+    chosen = spec.get_profile(profile_name)
     kinds: Counter[str] = Counter()
 
     @settings(max_examples=80, deadline=None, database=None,
               suppress_health_check=list(HealthCheck))
-    @given(invalid_completion_requests(profile))
+    @given(invalid_completion_requests(chosen))
     def check(case: InvalidRequest) -> None:
         verdict = classify(case.body, chosen)
         assert verdict.kind in ("schema", "cross-field"), (case, verdict)
@@ -34,7 +34,7 @@ def test_invalid_requests_must_be_rejected(profile: str) -> None:
     assert kinds["schema"]
     # both kinds can be drawn (found, not hoped for: 80 random draws once held no cross-field)
     for kind in ("schema", "cross-field"):
-        found = find(invalid_completion_requests(profile), lambda case, k=kind: case.kind == k,
+        found = find(invalid_completion_requests(chosen), lambda case, k=kind: case.kind == k,
                      settings=settings(database=None, max_examples=2000, phases=[Phase.generate],
                                        suppress_health_check=list(HealthCheck)))
         assert found.kind == kind
@@ -43,7 +43,7 @@ def test_invalid_requests_must_be_rejected(profile: str) -> None:
 def test_lenient_limits_are_never_called_invalid() -> None:
     @settings(max_examples=80, deadline=None, database=None,
               suppress_health_check=list(HealthCheck))
-    @given(invalid_completion_requests("openai-compatible"))
+    @given(invalid_completion_requests(spec.get_profile("openai-compatible")))
     def check(case: InvalidRequest) -> None:
         assert case.param != "no_such_field"
         if isinstance(case.body, dict) and isinstance(case.body.get("logprobs"), int):
@@ -52,12 +52,14 @@ def test_lenient_limits_are_never_called_invalid() -> None:
     check()
 
 
-@pytest.mark.parametrize("profile", ["vllm", "openai-compatible"])
-def test_an_empty_model_is_a_missing_one_where_the_profile_lets_it_default(profile: str) -> None:
+@pytest.mark.parametrize("profile_name", ["vllm", "openai-compatible"])
+def test_an_empty_model_is_a_missing_one_where_the_profile_lets_it_default(profile_name: str
+                                                                           ) -> None:
     """vLLM serves its model for ``"model": ""`` as for no model (issue 49): neither is a
     request every server must reject, under the profiles that let a server fill model in."""
     body = {"model": "", "prompt": "p", "max_tokens": 2}
-    assert classify(body, spec.get_profile(profile)).kind == "ignorable"
+    profile = spec.get_profile(profile_name)
+    assert classify(body, profile).kind == "ignorable"
     assert classify(body, spec.get_profile("openai")).kind == "schema"
 
     @settings(max_examples=60, deadline=None, database=None,

@@ -6,8 +6,8 @@ import spec
 from conformance.run.settings import Settings
 
 
-def settings(profile: str, base_url: str) -> Settings:
-    return Settings(base_url=base_url, profile=spec.get_profile(profile), model="m",
+def settings(profile_name: str, base_url: str) -> Settings:
+    return Settings(base_url=base_url, profile=spec.get_profile(profile_name), model="m",
                     features=frozenset())
 
 

@@ -80,7 +80,7 @@ def test_the_embedded_mock_is_stopped_when_the_run_breaks() -> None:
 
 
 def test_a_profile_without_a_listing_finds_its_model_in_the_mocks_openai_listing() -> None:
-    target = resolve_target(TargetOptions(profile="friendli"), embedded=True, environ={})
+    target = resolve_target(TargetOptions(profile_ref="friendli"), embedded=True, environ={})
     with open_target(target) as opened:
         assert opened.settings.base_url.endswith("/dedicated/v1")
         assert opened.settings.model and opened.discovery is not None

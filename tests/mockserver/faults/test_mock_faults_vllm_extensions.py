@@ -93,7 +93,7 @@ def _(live: LiveServer) -> None:
 @pytest.fixture(scope="module")
 def vllm_server() -> Iterator[LiveServer]:
     """``mockserver --profile vllm``: vLLM's fields on ``/v1``."""
-    with LiveServer(MockConfig(profiles=("vllm",))) as live:
+    with LiveServer(MockConfig(profile_refs=("vllm",))) as live:
         yield live
 
 

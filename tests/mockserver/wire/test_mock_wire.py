@@ -12,10 +12,12 @@ from mock_live import MODEL
 
 import spec
 from mockserver import sse
+from mockserver.contracts import builtin_contract
 from mockserver.offline import offline_answer
 from mockserver.validation import RequestValidator
 from mockserver.wire import (
     Identity,
+    Wire,
     WireOptions,
     build_request,
     completion_body,
@@ -189,11 +191,11 @@ def test_integral_floats_are_integers() -> None:
         "n": 2, "prompt": [1, 2], "t": 0.5}
 
 
-@pytest.mark.parametrize("profile", ["openai", "friendli"])
+@pytest.mark.parametrize("wire", ["openai", "friendli"])
 def test_validation_turns_integral_floats_into_the_ints_build_request_takes(
-    profile: str,
+    wire: Wire,
 ) -> None:
-    validator = RequestValidator(profile, model_id=MODEL)
+    validator = RequestValidator(builtin_contract(wire), model_id=MODEL)
     valid = validator.validate({"model": MODEL, "prompt": "x", "n": 2.0, "seed": 3.0,
                                 "max_tokens": 4.0, "temperature": 0.5})
     assert json.dumps(valid) == json.dumps({"model": MODEL, "prompt": "x", "n": 2, "seed": 3,
@@ -321,8 +323,8 @@ def test_chunks_are_lazy() -> None:
 def test_offline_answer_matches_the_engine() -> None:
     body = {"model": "reference-ngram", "prompt": "The Python", "max_tokens": 3,
             "temperature": 0}
-    text = offline_answer(body, profile="openai", stream=False)
-    streamed = offline_answer(body, profile="openai", stream=True)
+    text = offline_answer(body, profile_name="openai", stream=False)
+    streamed = offline_answer(body, profile_name="openai", stream=True)
     events_ = [line[len("data: "):] for line in streamed.split("\n\n") if line]
     assert events_[-1] == "[DONE]"
     assert '"id":"cmpl-reference"' in text and '"created":0' in text
@@ -331,9 +333,9 @@ def test_offline_answer_matches_the_engine() -> None:
 def test_offline_answer_reports_invalid_requests() -> None:
     with pytest.raises(ValueError, match=r"400 .*param: temperature"):
         offline_answer({"model": "reference-ngram", "prompt": "x", "temperature": 3},
-                   profile="openai", stream=False)
+                   profile_name="openai", stream=False)
     with pytest.raises(ValueError, match="422"):
-        offline_answer({"model": "reference-ngram"}, profile="friendli", stream=False)
+        offline_answer({"model": "reference-ngram"}, profile_name="friendli", stream=False)
 
 
 def test_sampling_params_are_shared_types() -> None:
