@@ -55,7 +55,8 @@ def sources() -> dict[Path, str]:
 
 def test_every_path_the_page_names_exists() -> None:
     """A repository path, with ``<area>`` or ``*`` standing for any name, matches a file; a
-    bare module name (``truncation.py``) names a file somewhere in the folders above."""
+    bare file name (``truncation.py``) names a file somewhere in the folders above, at the
+    root or in ``docs/``."""
     missing = []
     for text in named():
         if text.startswith(tuple(f"{top}/" for top in TOP)):
@@ -63,8 +64,8 @@ def test_every_path_the_page_names_exists() -> None:
             if not list(REPO.glob(pattern)):
                 missing.append(text)
         elif re.fullmatch(r"[\w/]+\.(py|yaml|md)", text):
-            if not any(path.as_posix().endswith("/" + text) for path in sources()) and not (
-                    REPO / "docs" / text).exists():
+            if not any(path.as_posix().endswith("/" + text) for path in sources()) and not any(
+                    (folder / text).exists() for folder in (REPO, REPO / "docs")):
                 missing.append(text)
     assert not missing, f"docs/extending.md names files that do not exist: {sorted(missing)}"
 
@@ -80,7 +81,7 @@ def test_every_test_the_page_names_exists() -> None:
 
 def test_every_constant_and_class_the_page_names_exists() -> None:
     """``UNREACHABLE`` is assigned at the start of a line of some module, ``SamplingParams`` is
-    a class or a schema of ``spec/completions.yaml``."""
+    a class or a schema of ``spec/completions.yaml``, ``_truncate`` a function or property."""
     text = "\n".join(sources().values())
     missing = [
         name for name in named()
@@ -88,6 +89,8 @@ def test_every_constant_and_class_the_page_names_exists() -> None:
             and not re.search(rf"^{name}\b[^=\n]*=", text, re.MULTILINE))
         or (re.fullmatch(r"[A-Z][a-z]\w*", name)
             and not re.search(rf"^(class {name}\b|    {name}:)", text, re.MULTILINE))
+        or (re.fullmatch(r"_[a-z]\w*", name)
+            and not re.search(rf"^\s*def {name}\(", text, re.MULTILINE))
     ]
     assert not missing, f"names the page uses that no module defines: {sorted(missing)}"
 
