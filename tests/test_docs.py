@@ -68,3 +68,18 @@ def test_the_site_navigation_lists_every_page_once() -> None:
     listed = nav_pages(config["nav"])
     assert sorted(listed) == sorted(set(listed)), "a page is listed twice in mkdocs.yml's nav"
     assert set(listed) == pages()
+
+
+def test_the_front_pages_name_every_shipped_profile() -> None:
+    """The README and the site's home list the profiles by hand, in the contract's paragraph
+    (and the README's features): a profile added to ``spec/profiles/`` must be named there."""
+    import spec
+
+    for path in (README, DOCS / "index.md"):
+        paragraph = next(block for block in path.read_text().split("\n- ")
+                         if "machine-readable profiles" in block)
+        missing = [name for name in spec.profile_names() if f"`{name}`" not in paragraph]
+        assert not missing, f"{path.name}'s contract paragraph does not name {missing}"
+    features = next(block for block in README.read_text().split("\n- ")
+                    if block.startswith("**Profiles**"))
+    assert all(f"`{name}`" in features for name in spec.profile_names())
