@@ -265,9 +265,10 @@ def _coverage(result: RunResult) -> dict[str, JSON]:
 
 
 def target_json(target: Target) -> dict[str, JSON]:
-    """The report's ``target``; its ``profile`` key holds the profile's name (as it always has)."""
-    return {"base_url": target.base_url, "profile": target.profile_name, "model": target.model,
-            "features": target.features, "embedded": target.embedded}
+    """The report's ``target``: every field of :class:`Target`, in its order, with
+    ``profile_name`` under the key it has always had, ``profile``."""
+    return {("profile" if key == "profile_name" else key): value
+            for key, value in dataclasses.asdict(target).items()}
 
 
 def report_json(result: RunResult) -> dict[str, JSON]:

@@ -190,7 +190,8 @@ def add_target_option(group: Any, name: str) -> None:
     """One target option, as ``run`` and ``fuzz`` spell it, in another command's group:
     ``judge`` claims features as they do but has no server to reach."""
     option = next(option for option in TARGET_OPTIONS if option.name == name)
-    group.add_argument(f"--{option.name}", dest=option.dest, help=option.help, **option.kwargs)
+    group.add_argument(f"--{option.name}", dest=option.dest, help=option.help_text,
+                       **option.kwargs)
 
 
 def add_pytest_target_options(add: Callable[..., None]) -> None:

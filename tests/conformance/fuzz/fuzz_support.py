@@ -8,7 +8,6 @@ from collections.abc import Iterable, Sequence
 
 import requests
 import schemathesis
-from threaded_server import serving as serving
 
 import spec
 from conformance.bindings.sample import Sample

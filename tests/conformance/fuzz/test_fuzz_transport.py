@@ -12,8 +12,9 @@ from typing import ClassVar
 import pytest
 import requests
 import schemathesis
-from fuzz_support import findings, run_cli, serving
+from fuzz_support import findings, run_cli
 from keep_alive_relay import Relay, relay, relay_alone
+from threaded_server import serving
 
 import spec
 from conformance.fuzz.guard import RequestBudgetSpent, RequestGuard

@@ -18,7 +18,8 @@ from pathlib import Path
 import pytest
 import requests
 import schemathesis
-from fuzz_support import MODEL, findings, found_rules, run_cli, serving
+from fuzz_support import MODEL, findings, found_rules, run_cli
+from threaded_server import serving
 
 import spec
 from conformance.fuzz.findings import network_finding
